@@ -1,0 +1,12 @@
+"""Smoke test: the distribution imports, names its version and exposes only what __all__ lists."""
+
+import undercroft_embed_onnx
+
+
+def test_version_is_lockstep() -> None:
+    assert undercroft_embed_onnx.__version__ == "0.1.0"
+
+
+def test_public_names_resolve() -> None:
+    for public in undercroft_embed_onnx.__all__:
+        assert hasattr(undercroft_embed_onnx, public), public

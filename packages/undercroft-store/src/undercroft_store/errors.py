@@ -1,0 +1,9 @@
+"""Typed errors of `undercroft_store`."""
+
+from undercroft_core.errors import UndercroftError
+
+__all__ = ["Error"]
+
+
+class Error(UndercroftError):
+    """Base of every error raised by `undercroft_store`."""

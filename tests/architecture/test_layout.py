@@ -1,0 +1,80 @@
+"""The house: thirteen distributions, each shaped the same way, one version, one licence."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import pathlib
+import sys
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from workspace import PACKAGES_DIR, ROOT, distributions, import_name
+
+EXPECTED = {
+    "undercroft-core", "undercroft-vault", "undercroft-store", "undercroft-index", "undercroft-llm",
+    "undercroft-net", "undercroft-config", "undercroft-obs", "undercroft-cli", "undercroft-orchestrator",
+    "undercroft-bench", "undercroft-embed-onnx", "undercroft-embed-ort",
+}
+
+
+def test_exactly_thirteen_distributions() -> None:
+    assert set(distributions()) == EXPECTED
+
+
+def test_top_level_layout() -> None:
+    for entry in ["pyproject.toml", "packages", "noxfile.py", "tests", "docs", "benchmarks", "tools",
+                  ".github", "README.md", ".ci/run", "LICENSE", "uv.lock", "CHANGELOG.md"]:
+        assert (ROOT / entry).exists(), entry
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_distribution_shape(name: str) -> None:
+    directory = PACKAGES_DIR / name
+    src = directory / "src" / import_name(name)
+    for required in [directory / "README.md", directory / "tests", src / "__init__.py", src / "py.typed",
+                     src / "errors.py", src / "_internal" / "__init__.py"]:
+        assert required.exists(), required
+    assert (directory / "LICENSE").read_bytes() == (ROOT / "LICENSE").read_bytes()
+    assert not (directory / "tests" / "__init__.py").exists(), "tests/ must not be a package"
+    project = distributions()[name]
+    assert project["license"] == "Apache-2.0"
+    assert "__all__" in (src / "__init__.py").read_text()
+
+
+def test_one_version_everywhere() -> None:
+    projects = distributions()
+    versions = {p["version"] for p in projects.values()}
+    assert len(versions) == 1, versions
+    (version,) = versions
+    for name, project in projects.items():
+        module = __import__(import_name(name))
+        assert module.__version__ == version, name
+        pins = list(project.get("dependencies", []))
+        for extra in project.get("optional-dependencies", {}).values():
+            pins.extend(extra)
+        for pin in pins:
+            if pin.startswith("undercroft-"):
+                assert pin.endswith("==" + version), f"{name}: {pin} is not pinned to the lockstep version"
+
+
+def test_installed_distributions_are_this_checkout() -> None:
+    """Every installed undercroft-* is the editable copy of this tree, never a stray wheel."""
+    seen = set()
+    for dist in importlib.metadata.distributions():
+        name = dist.metadata["Name"]
+        if not name or not name.startswith("undercroft-") or name == "undercroft-workspace":
+            continue
+        seen.add(name)
+        module = __import__(import_name(name))
+        origin = pathlib.Path(module.__file__).resolve()
+        assert ROOT in origin.parents, f"{name} imports from {origin}, outside this checkout"
+    assert seen == EXPECTED
+
+
+def test_console_scripts() -> None:
+    projects = distributions()
+    assert projects["undercroft-cli"]["scripts"] == {"undercroft": "undercroft_cli.main:main"}
+    assert projects["undercroft-orchestrator"]["scripts"] == {
+        "undercroft-orchestrator": "undercroft_orchestrator.main:main"
+    }
