@@ -1,7 +1,38 @@
-"""Undercroft's observability shim: no-op by default."""
+"""Undercroft's observability shim: no-op by default.
 
-from undercroft_obs.errors import Error
+Producers call `emit`, `increment`, `observe`, `set_gauge` and `timer` with names from
+`undercroft_obs.names`; the installed `Sink` receives the validated signals. The default sink drops them,
+so nothing is kept and nothing leaves the process unless a telemetry sink is installed.
+"""
+
+from undercroft_obs import names
+from undercroft_obs.errors import Error, InvalidMetadata, UnknownName
+from undercroft_obs.names import COUNTER_NAMES, EVENT_NAMES, GAUGE_NAMES, HISTOGRAM_NAMES
+from undercroft_obs.shim import current_sink, emit, increment, install_sink, observe, set_gauge, sink_installed, timer
+from undercroft_obs.sink import NullSink, Record, RecordingSink, Sink
 
 __version__ = "0.1.0"
 
-__all__ = ["Error", "__version__"]
+__all__ = [
+    "COUNTER_NAMES",
+    "EVENT_NAMES",
+    "GAUGE_NAMES",
+    "HISTOGRAM_NAMES",
+    "Error",
+    "InvalidMetadata",
+    "NullSink",
+    "Record",
+    "RecordingSink",
+    "Sink",
+    "UnknownName",
+    "__version__",
+    "current_sink",
+    "emit",
+    "increment",
+    "install_sink",
+    "names",
+    "observe",
+    "set_gauge",
+    "sink_installed",
+    "timer",
+]

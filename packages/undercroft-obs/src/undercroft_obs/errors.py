@@ -1,6 +1,6 @@
 """Typed errors of `undercroft_obs`."""
 
-__all__ = ["Error"]
+__all__ = ["Error", "InvalidMetadata", "UnknownName"]
 
 
 class Error(Exception):
@@ -8,3 +8,18 @@ class Error(Exception):
 
     #: "run" (exit 1) or "integrity" (exit 2).
     error_class = "run"
+
+
+class UnknownName(Error, ValueError):
+    """An event or metric name that `undercroft_obs.names` does not register.
+
+    Refused rather than dropped: a series nobody registered would look live at the call site and never
+    reach /metrics.
+    """
+
+
+class InvalidMetadata(Error, ValueError):
+    """A label or metadata value that is not a short scalar, or a label key the metric does not carry.
+
+    Signals carry metadata only; bytes, long strings and nested structures are how content would leak.
+    """
