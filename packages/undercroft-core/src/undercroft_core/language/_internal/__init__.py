@@ -1,0 +1,1 @@
+"""Private helpers of the language layer: tables and algorithms no caller should import."""

@@ -1,0 +1,105 @@
+"""Which language's table applies: declared, else settled by script, else voted by function words.
+
+Three sources, strongest first. A declaration on the request is a statement about the corpus
+and wins. A script used by one language apiece (Greek, Georgian, Hangul) settles it; Cyrillic
+and Devanagari get the majority language's table (Russian, Hindi), labelled approximate.
+Otherwise the drawer's own closed-class function words vote, decisively only: at least three
+hits and twice the runner-up, else nothing. Nothing is derived from the shape of a word.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from undercroft_core.language._internal.language_table import TABLES
+from undercroft_core.language.morphology import require_language
+from undercroft_core.language.tokens import Token, tokenize
+
+__all__ = [
+    "MIN_VOTES",
+    "SCRIPT_LANGUAGES",
+    "LanguageResolution",
+    "ResolutionSource",
+    "resolve_language",
+]
+
+ResolutionSource = Literal["declared", "script", "function_words", "none"]
+
+#: Scripts that settle the table by themselves: (language, approximate).
+SCRIPT_LANGUAGES: Final[dict[str, tuple[str, bool]]] = {
+    "greek": ("el", False),
+    "georgian": ("ka", False),
+    "hangul": ("ko", False),
+    "cyrillic": ("ru", True),
+    "devanagari": ("hi", True),
+}
+
+#: A function-word vote is decisive from this many hits (and twice the runner-up).
+MIN_VOTES: Final = 3
+
+_LETTERED: Final = frozenset(
+    {"latin", "greek", "cyrillic", "arabic", "hebrew", "devanagari", "georgian", "hangul", "han", "thai", "other"}
+)
+_FUNCTION_WORDS: Final[dict[str, frozenset[str]]] = {code: t.function_words for code, t in TABLES.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class LanguageResolution:
+    """The language a drawer (or request) resolved to, where it came from, and the vote."""
+
+    language: str | None
+    source: ResolutionSource
+    approximate: bool = False
+    votes: tuple[tuple[str, int], ...] = ()
+
+    def language_for(self, script: str) -> str | None:
+        """The table that applies to a token written in ``script`` (None: exact matching only).
+
+        A script that settles its language always does, so a Greek token in a German drawer is
+        still read as Greek; otherwise the drawer's language applies if it is written in that
+        script.
+        """
+        settled = SCRIPT_LANGUAGES.get(script)
+        if self.language is not None and TABLES[self.language].script == script:
+            return self.language
+        if settled is not None:
+            return settled[0]
+        return None
+
+
+def _vote(tokens: Iterable[Token]) -> Counter[str]:
+    votes: Counter[str] = Counter()
+    for token in tokens:
+        for code, words in _FUNCTION_WORDS.items():
+            if token.text in words:
+                votes[code] += 1
+    return votes
+
+
+def resolve_language(text_or_tokens: str | Iterable[Token], declared: str | None = None) -> LanguageResolution:
+    """Resolve which language's table applies to a drawer.
+
+    ``declared`` (a code from :data:`~undercroft_core.language.morphology.LANGUAGES`) wins
+    outright; an unknown code raises :class:`~undercroft_core.errors.InvalidInput`.
+    """
+    if declared is not None:
+        require_language(declared)
+        return LanguageResolution(declared, "declared")
+    tokens = tokenize(text_or_tokens) if isinstance(text_or_tokens, str) else list(text_or_tokens)
+    scripts = Counter(token.script for token in tokens if token.script in _LETTERED)
+    if scripts:
+        dominant, _count = scripts.most_common(1)[0]
+        settled = SCRIPT_LANGUAGES.get(dominant)
+        if settled is not None:
+            return LanguageResolution(settled[0], "script", approximate=settled[1])
+    votes = _vote(tokens)
+    ranked = tuple(sorted(votes.items(), key=lambda item: (-item[1], item[0])))
+    if ranked:
+        leader, hits = ranked[0]
+        runner_up = ranked[1][1] if len(ranked) > 1 else 0
+        if hits >= MIN_VOTES and hits >= 2 * runner_up:
+            return LanguageResolution(leader, "function_words", votes=ranked)
+    return LanguageResolution(None, "none", votes=ranked)
