@@ -1,0 +1,108 @@
+"""AAD domains: what a sealed blob is, bound with the vault id into its AEAD associated data.
+
+Each constructor names one artifact kind from the key hierarchy. The AAD is
+``b"undercroft.aad.v1" ‖ lp(vault_id) ‖ kind(1 byte) ‖ lp(label)``: the kind byte keeps the labels
+apart even when a record id itself contains ``/emb`` or ``/tok``, so a blob moved across vaults, records
+or artifact kinds fails to open instead of decrypting as something else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+from undercroft_vault._internal.encoding import aad_prefix, lp
+from undercroft_vault.errors import InvalidVaultInput
+from undercroft_vault.names import validate_vault_id
+
+__all__ = ["MAX_COMPONENT_BYTES", "Domain", "DomainKind"]
+
+#: Longest record id, path or blind value accepted inside a domain label, in UTF-8 bytes.
+MAX_COMPONENT_BYTES = 1024
+
+
+class DomainKind(IntEnum):
+    """The artifact kinds; the value is the byte written into the AAD (never renumber one)."""
+
+    CONTENT = 1
+    EMBEDDING = 2
+    TOKENS = 3
+    FDE_TOKENS = 4
+    PQ_ARTIFACT = 5
+    KG_OBJECT = 6
+    KG_TERMS = 7
+    KG_NAME = 8
+    VAULT_SECRET = 9
+
+
+@dataclass(frozen=True)
+class Domain:
+    """One AAD domain: an artifact kind and its label. Build with the constructors, not directly."""
+
+    kind: DomainKind
+    label: str
+
+    @classmethod
+    def content(cls, record_id: str) -> Domain:
+        """``{id}`` — a drawer's content."""
+        return cls(DomainKind.CONTENT, _component(record_id, "record id"))
+
+    @classmethod
+    def embedding(cls, record_id: str) -> Domain:
+        """``{id}/emb`` — a drawer's embedding vector."""
+        return cls(DomainKind.EMBEDDING, _component(record_id, "record id") + "/emb")
+
+    @classmethod
+    def tokens(cls, record_id: str) -> Domain:
+        """``{id}/tok`` — a drawer's ColBERT token matrix."""
+        return cls(DomainKind.TOKENS, _component(record_id, "record id") + "/tok")
+
+    @classmethod
+    def fde_tokens(cls, record_id: str) -> Domain:
+        """``fde/{id}/tok`` — a drawer's FDE row."""
+        return cls(DomainKind.FDE_TOKENS, "fde/" + _component(record_id, "record id") + "/tok")
+
+    @classmethod
+    def pq_artifact(cls, path: str) -> Domain:
+        """``pqrow/{path}/pq`` — a PQ code row, page or codebook; `path` names it within the index."""
+        return cls(DomainKind.PQ_ARTIFACT, "pqrow/" + _component(path, "PQ artifact path") + "/pq")
+
+    @classmethod
+    def kg_object(cls, fact_id: str) -> Domain:
+        """``kg/{id}`` — a knowledge-graph fact's object."""
+        return cls(DomainKind.KG_OBJECT, "kg/" + _component(fact_id, "fact id"))
+
+    @classmethod
+    def kg_terms(cls, fact_id: str) -> Domain:
+        """``kgterms/{id}`` — a fact's subject and predicate."""
+        return cls(DomainKind.KG_TERMS, "kgterms/" + _component(fact_id, "fact id"))
+
+    @classmethod
+    def kg_name(cls, blind: str) -> Domain:
+        """``kgname/{blind}`` — an entity name, addressed by its blind index value."""
+        return cls(DomainKind.KG_NAME, "kgname/" + _component(blind, "blind value"))
+
+    @classmethod
+    def vault_secret(cls, name: str) -> Domain:
+        """``secret/{name}`` — a long-lived secret stored sealed in the vault (e.g. the blind-index key)."""
+        return cls(DomainKind.VAULT_SECRET, "secret/" + _component(name, "secret name"))
+
+    def aad(self, vault_id: str) -> bytes:
+        """The associated data binding this domain to `vault_id`."""
+        validate_vault_id(vault_id)
+        return aad_prefix(vault_id) + bytes((int(self.kind),)) + lp(self.label.encode("utf-8"))
+
+
+def _component(value: str, what: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidVaultInput(f"{what} must be a string, got {type(value).__name__}")
+    if not value:
+        raise InvalidVaultInput(f"{what} must not be empty")
+    encoded_length = len(value.encode("utf-8"))
+    if encoded_length > MAX_COMPONENT_BYTES:
+        raise InvalidVaultInput(
+            f"{what} is {encoded_length} bytes; at most {MAX_COMPONENT_BYTES} are allowed"
+        )
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in value):
+        raise InvalidVaultInput(f"{what} {value!r} contains a control character")
+    return value

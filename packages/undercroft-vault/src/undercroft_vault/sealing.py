@@ -1,0 +1,120 @@
+"""Sealing: zstd (own frame) then XChaCha20-Poly1305 under the vault's enc key and a domain-bound AAD.
+
+At-rest layout of a sealed blob::
+
+    version (1 byte, 0x01) ‖ nonce (24) ‖ XChaCha20-Poly1305( mode (1) ‖ body , aad = AAD(domain) ‖ version )
+
+`mode` is 0x00 for raw bytes (compression did not pay) or 0x01 for one zstd frame carrying its content
+size; it travels inside the ciphertext, so it is authenticated and hidden. The decoder sizes its buffer
+from the frame header and refuses any frame declaring more than 16 MiB.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from nacl.bindings import (
+    crypto_aead_xchacha20poly1305_ietf_decrypt,
+    crypto_aead_xchacha20poly1305_ietf_encrypt,
+)
+from nacl.exceptions import CryptoError
+
+from undercroft_vault._internal import compression
+from undercroft_vault._internal.encoding import aad_prefix, lp
+from undercroft_vault.domains import Domain
+from undercroft_vault.errors import InvalidVaultInput, OpenFailed, SizeLimitExceeded
+from undercroft_vault.names import validate_vault_id
+from undercroft_vault.vaultkeys import VaultKeys
+
+__all__ = ["MAX_PLAINTEXT_BYTES", "NONCE_LENGTH", "SEAL_OVERHEAD", "SEAL_VERSION", "Sealer"]
+
+#: Hard bound on a sealed payload and on any frame the decoder will expand: 16 MiB.
+MAX_PLAINTEXT_BYTES = 16 * 1024 * 1024
+NONCE_LENGTH = 24
+SEAL_VERSION = 1
+#: Bytes a sealed blob adds beyond its (possibly compressed) body: version, nonce, mode, Poly1305 tag.
+SEAL_OVERHEAD = 1 + NONCE_LENGTH + 1 + 16
+
+_VERSION_BYTE = bytes((SEAL_VERSION,))
+_MODE_RAW = 0
+_MODE_ZSTD = 1
+_MIN_COMPRESSIBLE = 32  # below this a zstd frame header alone outweighs any gain
+
+
+class Sealer:
+    """Seals and opens one vault's blobs. Holds its keys; randomness is injectable for known answers."""
+
+    def __init__(self, keys: VaultKeys, *, random_bytes: Callable[[int], bytes] = os.urandom) -> None:
+        """Bind to `keys` (and so to their vault id); `random_bytes` draws each 24-byte nonce."""
+        self._keys = keys
+        self._random = random_bytes
+        self._aad_prefix = aad_prefix(validate_vault_id(keys.vault_id))
+
+    @property
+    def vault_id(self) -> str:
+        """The vault whose id every AAD binds."""
+        return self._keys.vault_id
+
+    def aad(self, domain: Domain) -> bytes:
+        """The exact associated data used for `domain` in this vault (equals `domain.aad(vault_id)`)."""
+        return self._aad_prefix + bytes((int(domain.kind),)) + lp(domain.label.encode("utf-8"))
+
+    def seal(self, domain: Domain, plaintext: bytes) -> bytes:
+        """Compress (when it pays) and encrypt `plaintext` for `domain`; returns the at-rest bytes."""
+        if len(plaintext) > MAX_PLAINTEXT_BYTES:
+            raise SizeLimitExceeded(
+                f"payload is {len(plaintext)} bytes; the sealing bound is {MAX_PLAINTEXT_BYTES}"
+            )
+        body = bytes((_MODE_RAW,)) + plaintext
+        if len(plaintext) >= _MIN_COMPRESSIBLE:
+            frame = compression.compress(plaintext)
+            if len(frame) < len(plaintext):
+                body = bytes((_MODE_ZSTD,)) + frame
+        nonce = self._random(NONCE_LENGTH)
+        if len(nonce) != NONCE_LENGTH:
+            raise InvalidVaultInput(f"random source returned {len(nonce)} bytes, wanted {NONCE_LENGTH}")
+        ciphertext = crypto_aead_xchacha20poly1305_ietf_encrypt(
+            body, self.aad(domain) + _VERSION_BYTE, nonce, self._keys.enc.reveal()
+        )
+        return _VERSION_BYTE + nonce + ciphertext
+
+    def open(self, domain: Domain, sealed: bytes) -> bytes:
+        """Decrypt and decompress a blob sealed for `domain` in this vault; `OpenFailed` otherwise."""
+        if len(sealed) < SEAL_OVERHEAD:
+            raise OpenFailed(f"sealed blob is {len(sealed)} bytes; shorter than the {SEAL_OVERHEAD}-byte minimum")
+        if sealed[0] != SEAL_VERSION:
+            raise OpenFailed(f"sealed blob has format version {sealed[0]}; only {SEAL_VERSION} is known")
+        nonce = sealed[1 : 1 + NONCE_LENGTH]
+        try:
+            body = crypto_aead_xchacha20poly1305_ietf_decrypt(
+                sealed[1 + NONCE_LENGTH :], self.aad(domain) + _VERSION_BYTE, nonce, self._keys.enc.reveal()
+            )
+        except CryptoError:
+            raise OpenFailed(
+                f"sealed blob does not open in vault {self.vault_id!r} as {domain.kind.name.lower()} "
+                f"{domain.label!r}: wrong vault, record, domain or key, or altered bytes"
+            ) from None
+        mode, payload = body[0], body[1:]
+        if mode == _MODE_RAW:
+            return payload
+        if mode != _MODE_ZSTD:
+            raise OpenFailed(f"sealed blob carries unknown compression mode {mode}")
+        return _inflate(payload)
+
+
+def _inflate(frame: bytes) -> bytes:
+    try:
+        declared = compression.frame_size(frame)
+    except ValueError as exc:
+        raise OpenFailed(f"authenticated payload is not a zstd frame: {exc}") from None
+    if declared < 0:
+        raise SizeLimitExceeded("zstd frame does not declare its content size; refusing an unbounded decode")
+    if declared > MAX_PLAINTEXT_BYTES:
+        raise SizeLimitExceeded(
+            f"zstd frame declares {declared} bytes; the decode bound is {MAX_PLAINTEXT_BYTES}"
+        )
+    try:
+        return compression.decompress_bounded(frame, declared)
+    except ValueError as exc:
+        raise OpenFailed(f"authenticated zstd frame does not decode: {exc}") from None
