@@ -1,6 +1,6 @@
 """Typed errors of `undercroft_config`."""
 
-__all__ = ["Error"]
+__all__ = ["Error", "Refused", "UnknownDeclaration"]
 
 
 class Error(Exception):
@@ -8,3 +8,26 @@ class Error(Exception):
 
     #: "run" (exit 1) or "integrity" (exit 2).
     error_class = "run"
+
+
+class Refused(Error, ValueError):
+    """A declaration that refuses to start: the message names the variable, the value read and what is legal.
+
+    Raised for the class of declarations that turn a protection on, pin an outward path or name a vector
+    space, where falling back to the default would silently remove what the operator asked for.
+    """
+
+    def __init__(self, name: str, shown: str, message: str) -> None:
+        """Record the variable, how its value is shown (secrets are never echoed) and the full message."""
+        super().__init__(message)
+        self.name = name
+        self.shown = shown
+        self.message = message
+
+
+class UnknownDeclaration(Error, KeyError):
+    """A name no resolver is registered for."""
+
+    def __str__(self) -> str:
+        """Show the message, not KeyError's quoted repr."""
+        return str(self.args[0]) if self.args else ""

@@ -1,0 +1,82 @@
+"""`config check` data: every `UNDERCROFT_*` variable of an environment through its resolver, opening nothing."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from undercroft_config.declaration import Resolution, Status
+from undercroft_config.registry import PREFIX, REGISTRY, suggest
+from undercroft_config.resolution import evaluate
+from undercroft_config.values import Address
+
+__all__ = ["CheckEntry", "CheckReport", "check"]
+
+
+@dataclass(frozen=True)
+class CheckEntry:
+    """The verdict on one variable present in the environment."""
+
+    name: str
+    status: Status
+    #: The warning, refusal or unknown-name message; None when validated or accepted cleanly.
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """Every `UNDERCROFT_*` variable present, in name order, and whether the environment would start."""
+
+    entries: tuple[CheckEntry, ...]
+
+    @property
+    def refuses(self) -> bool:
+        """True when at least one declaration refuses: this environment would not start."""
+        return any(entry.status is Status.REFUSED for entry in self.entries)
+
+    @property
+    def starts(self) -> bool:
+        """True when nothing refuses."""
+        return not self.refuses
+
+    def with_status(self, status: Status) -> tuple[CheckEntry, ...]:
+        """The entries with one status."""
+        return tuple(entry for entry in self.entries if entry.status is status)
+
+
+def _cross_checks(env: Mapping[str, str], results: dict[str, Resolution]) -> dict[str, str]:
+    """Refusals that need two declarations at once, keyed by the variable they are reported on."""
+    refusals: dict[str, str] = {}
+    metrics = results.get("UNDERCROFT_ORCH_METRICS_ADDR")
+    if metrics is not None and isinstance(metrics.value, Address) and not metrics.value.is_loopback:
+        if "UNDERCROFT_ORCH_METRICS_TOKEN" not in env:
+            refusals["UNDERCROFT_ORCH_METRICS_ADDR"] = (
+                f"UNDERCROFT_ORCH_METRICS_ADDR={str(metrics.value)!r} refuses to start: a non-loopback metrics "
+                "listener needs UNDERCROFT_ORCH_METRICS_TOKEN; legal: a loopback address, or declare the token"
+            )
+    return refusals
+
+
+def check(env: Mapping[str, str] | None = None) -> CheckReport:
+    """Run every `UNDERCROFT_*` variable present in `env` (default `os.environ`) through its resolver.
+
+    Nothing is opened — no vault, no database, no socket — except the files CA pins name. Variables with
+    the prefix that no resolver knows are reported as unknown (likely typos), with the nearest name.
+    """
+    environment = os.environ if env is None else env
+    present = sorted(name for name in environment if name.startswith(PREFIX))
+    results = {name: evaluate(name, environment) for name in present if name in REGISTRY}
+    cross = _cross_checks(environment, results)
+    entries: list[CheckEntry] = []
+    for name in present:
+        if name not in REGISTRY:
+            hint = suggest(name)
+            message = f"{name} is not a known declaration" + (f"; did you mean {hint}?" if hint else "")
+            entries.append(CheckEntry(name, Status.UNKNOWN, message))
+        elif name in cross and results[name].status is not Status.REFUSED:
+            entries.append(CheckEntry(name, Status.REFUSED, cross[name]))
+        else:
+            outcome = results[name]
+            entries.append(CheckEntry(name, outcome.status, outcome.message))
+    return CheckReport(tuple(entries))
