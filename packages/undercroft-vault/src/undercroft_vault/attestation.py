@@ -127,9 +127,7 @@ def unsigned_bundle_manifest(manifest: BundleManifest) -> bytes:
     return json.dumps({"manifest": manifest.to_dict(), "signature": None}, sort_keys=True, indent=2).encode("ascii")
 
 
-def verify_bundle_manifest(
-    document: bytes, payload: bytes, *, now: datetime, pinned_sender: str | None
-) -> Attestation:
+def verify_bundle_manifest(document: bytes, payload: bytes, *, now: datetime, pinned_sender: str | None) -> Attestation:
     """Verify a manifest document against `payload` at time `now`; `SignatureRefused` on any failure."""
     if now.tzinfo is None:
         raise InvalidVaultInput("now must be timezone-aware")
@@ -144,9 +142,7 @@ def verify_bundle_manifest(
     else:
         sender, status = _check_signature(parsed, signature)
         sender_text = sender.encode()
-        if pinned_sender is not None and not hmac.compare_digest(
-            parse_sender(pinned_sender).encode(), sender_text
-        ):
+        if pinned_sender is not None and not hmac.compare_digest(parse_sender(pinned_sender).encode(), sender_text):
             raise SignatureRefused(f"signed by sender {sender_text[:16]}…, not the pinned sender")
     if now >= parsed.expires_at:
         raise SignatureRefused(f"bundle manifest expired at {parsed.expires_at.isoformat()}")

@@ -35,9 +35,7 @@ class OpenedBundle:
     version: int
 
 
-def seal_bundle(
-    recipient: Recipient, payload: bytes, *, random_bytes: Callable[[int], bytes] = os.urandom
-) -> bytes:
+def seal_bundle(recipient: Recipient, payload: bytes, *, random_bytes: Callable[[int], bytes] = os.urandom) -> bytes:
     """Seal `payload` to `recipient`: v2 for a hybrid recipient, v1 for a legacy one. No other choice."""
     eph_secret = random_bytes(fmt.EPHEMERAL_LENGTH)
     nonce = random_bytes(fmt.NONCE_LENGTH)

@@ -85,13 +85,7 @@ class Witness:
 
 def chain_step(keys: VaultKeys, previous: bytes, row: AuditRow) -> bytes:
     """One v2 step under the vault's chain key: the head after appending `row` to `previous`."""
-    message = (
-        CHAIN_DOMAIN
-        + lp(previous)
-        + lp(row.record_id.encode("utf-8"))
-        + lp(row.tag)
-        + lp(row.at.encode("utf-8"))
-    )
+    message = CHAIN_DOMAIN + lp(previous) + lp(row.record_id.encode("utf-8")) + lp(row.tag) + lp(row.at.encode("utf-8"))
     return hmac.digest(keys.chain.buffer(), message, "sha256")
 
 

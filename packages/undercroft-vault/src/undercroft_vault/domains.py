@@ -100,9 +100,7 @@ def _component(value: str, what: str) -> str:
         raise InvalidVaultInput(f"{what} must not be empty")
     encoded_length = len(value.encode("utf-8"))
     if encoded_length > MAX_COMPONENT_BYTES:
-        raise InvalidVaultInput(
-            f"{what} is {encoded_length} bytes; at most {MAX_COMPONENT_BYTES} are allowed"
-        )
+        raise InvalidVaultInput(f"{what} is {encoded_length} bytes; at most {MAX_COMPONENT_BYTES} are allowed")
     if any(ord(char) < 0x20 or ord(char) == 0x7F for char in value):
         raise InvalidVaultInput(f"{what} {value!r} contains a control character")
     return value

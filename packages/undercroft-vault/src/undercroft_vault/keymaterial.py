@@ -27,9 +27,7 @@ class SecretBytes:
     def __init__(self, material: bytes | bytearray, *, expected_length: int | None = None) -> None:
         """Copy `material` into an owned buffer; refuse it if `expected_length` is given and differs."""
         if expected_length is not None and len(material) != expected_length:
-            raise InvalidVaultInput(
-                f"key material must be {expected_length} bytes, got {len(material)}"
-            )
+            raise InvalidVaultInput(f"key material must be {expected_length} bytes, got {len(material)}")
         self._buffer = bytearray(material)
         self._wiped = False
 

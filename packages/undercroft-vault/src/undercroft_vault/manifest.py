@@ -117,9 +117,7 @@ def load_manifest(data: bytes, *, vault_id: str, master: SecretBytes) -> tuple[M
     validate_vault_id(vault_id)
     manifest, mac = _parse(data)
     if manifest.vault_id != vault_id:
-        raise ManifestTampered(
-            f"manifest names vault {manifest.vault_id!r}, but it was opened as vault {vault_id!r}"
-        )
+        raise ManifestTampered(f"manifest names vault {manifest.vault_id!r}, but it was opened as vault {vault_id!r}")
     keys = derive_vault_keys(master, manifest.vault_id, manifest.salt)
     if not hmac.compare_digest(manifest.mac(keys), mac):
         keys.wipe()

@@ -101,8 +101,7 @@ def open_master_key(
     """
     if passphrase is not None and passphrase == "":
         raise KeyDeclarationRefused(
-            "the declared passphrase is empty: declare a non-empty passphrase, or unset it to use "
-            f"{MASTER_KEY_FILE}"
+            f"the declared passphrase is empty: declare a non-empty passphrase, or unset it to use {MASTER_KEY_FILE}"
         )
     key_path = home / MASTER_KEY_FILE
     salt_path = home / KDF_SALT_FILE
@@ -133,9 +132,7 @@ def open_master_key(
             "material is missing, and a new key would open none of them"
         )
     if not may_create:
-        raise KeyDeclarationRefused(
-            f"{home} holds no key material and this open may not create it (read-only)"
-        )
+        raise KeyDeclarationRefused(f"{home} holds no key material and this open may not create it (read-only)")
     return _create(home, passphrase, random_bytes)
 
 

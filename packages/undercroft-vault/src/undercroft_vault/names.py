@@ -25,9 +25,7 @@ def validate_vault_id(vault_id: str) -> str:
     if not vault_id:
         raise InvalidVaultInput("vault id must not be empty")
     if len(vault_id) > MAX_VAULT_ID_LENGTH:
-        raise InvalidVaultInput(
-            f"vault id is {len(vault_id)} characters; at most {MAX_VAULT_ID_LENGTH} are allowed"
-        )
+        raise InvalidVaultInput(f"vault id is {len(vault_id)} characters; at most {MAX_VAULT_ID_LENGTH} are allowed")
     if "/" in vault_id or "\\" in vault_id:
         raise InvalidVaultInput(f"vault id {vault_id!r} contains a path separator")
     if vault_id in {".", ".."} or ".." in vault_id:

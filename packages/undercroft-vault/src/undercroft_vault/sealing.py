@@ -63,9 +63,7 @@ class Sealer:
     def seal(self, domain: Domain, plaintext: bytes) -> bytes:
         """Compress (when it pays) and encrypt `plaintext` for `domain`; returns the at-rest bytes."""
         if len(plaintext) > MAX_PLAINTEXT_BYTES:
-            raise SizeLimitExceeded(
-                f"payload is {len(plaintext)} bytes; the sealing bound is {MAX_PLAINTEXT_BYTES}"
-            )
+            raise SizeLimitExceeded(f"payload is {len(plaintext)} bytes; the sealing bound is {MAX_PLAINTEXT_BYTES}")
         body = bytes((_MODE_RAW,)) + plaintext
         if len(plaintext) >= _MIN_COMPRESSIBLE:
             frame = compression.compress(plaintext)
@@ -111,9 +109,7 @@ def _inflate(frame: bytes) -> bytes:
     if declared < 0:
         raise SizeLimitExceeded("zstd frame does not declare its content size; refusing an unbounded decode")
     if declared > MAX_PLAINTEXT_BYTES:
-        raise SizeLimitExceeded(
-            f"zstd frame declares {declared} bytes; the decode bound is {MAX_PLAINTEXT_BYTES}"
-        )
+        raise SizeLimitExceeded(f"zstd frame declares {declared} bytes; the decode bound is {MAX_PLAINTEXT_BYTES}")
     try:
         return compression.decompress_bounded(frame, declared)
     except ValueError as exc:
