@@ -43,7 +43,7 @@ register(
     ),
     table(
         "it", "Italian", "latin",
-        "o a i e he hi che chi are ere ire iamo ate ete ite ano ono ava avo avano ato ata ati ito "
+        "o a i e he hi che chi are ere ire iamo ate ete ite ano ono amo emo imo ava avo avano ato ata ati ito "
         "ita iti uto uta uti ando endo isce iscono erà irà arà eranno ò",
         3,
         function_words="il lo gli di che non un una per con del della dei delle nel nella sono è ma "
@@ -85,6 +85,7 @@ register(
         "sv", "Swedish", "latin",
         "en et er ar or na erna arna orna a e s t de te r n ns ade ades",
         3,
+        alternations=("umlaut",),
         function_words="och att det som ett på är av för med till inte har jag vi om men han hon så "
         "från när eller kan",
         irregular="gå går gick gått; man män; vara är var varit; bok böcker; fot fötter",
@@ -123,6 +124,6 @@ register(
         3,
         function_words="je se na že jsem jsou byl byla ale jak pro tak by jeho její už také nebo "
         "když jsme není",
-        irregular="člověk lidé lidi; být je jsou byl byla bylo; dítě děti",
+        irregular="člověk lidé lidi; být je jsou byl byla bylo; dítě děti; dům domu domy domě; pes psa psi psem",
     ),
 )
