@@ -7,6 +7,7 @@ so nothing is kept and nothing leaves the process unless a telemetry sink is ins
 
 from undercroft_obs import names
 from undercroft_obs.errors import Error, InvalidMetadata, UnknownName
+from undercroft_obs.exposition import MetricsSink
 from undercroft_obs.names import COUNTER_NAMES, EVENT_NAMES, GAUGE_NAMES, HISTOGRAM_NAMES
 from undercroft_obs.shim import current_sink, emit, increment, install_sink, observe, set_gauge, sink_installed, timer
 from undercroft_obs.sink import NullSink, Record, RecordingSink, Sink
@@ -20,6 +21,7 @@ __all__ = [
     "HISTOGRAM_NAMES",
     "Error",
     "InvalidMetadata",
+    "MetricsSink",
     "NullSink",
     "Record",
     "RecordingSink",
