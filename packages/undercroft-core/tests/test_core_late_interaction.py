@@ -1,0 +1,76 @@
+"""MaxSim and MUVERA FDE: exact math, persisted parameters, and FDE top-100 containing the MaxSim top-10."""
+
+import numpy as np
+import pytest
+from undercroft_core import FdeEncoder, FdeParameters, InvalidInput, maxsim, maxsim_many
+
+
+def test_maxsim_matches_its_definition() -> None:
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((5, 8)).astype(np.float32)
+    docs = [rng.standard_normal((n, 8)).astype(np.float32) for n in (1, 7, 0, 30)]
+    expected = [sum(max(float(qi @ dj) for dj in d) for qi in q) if len(d) else 0.0 for d in docs]
+    assert np.allclose(maxsim_many(q, docs), expected, atol=1e-4)
+    assert maxsim(q, docs[1]) == pytest.approx(expected[1], abs=1e-4)
+    assert maxsim(q, docs[2]) == 0.0
+    with pytest.raises(InvalidInput, match="dimension 9"):
+        maxsim(q, np.zeros((2, 9)))
+
+
+def test_parameters_persist_byte_for_byte() -> None:
+    encoder = FdeEncoder.from_seed(FdeParameters(16, repetitions=3, bits=2, projection=4, seed=9))
+    blob = encoder.to_bytes()
+    again = FdeEncoder.from_bytes(blob)
+    assert again.to_bytes() == blob
+    docs = [np.random.default_rng(1).standard_normal((5, 16)).astype(np.float32)]
+    assert again.encode_documents(docs).tobytes() == encoder.encode_documents(docs).tobytes()
+    assert encoder.parameters.output_dimension == 3 * 4 * 4
+    with pytest.raises(InvalidInput, match="wrong length"):
+        FdeEncoder.from_bytes(blob[:-4])
+    with pytest.raises(InvalidInput, match="not a persisted FDE"):
+        FdeEncoder.from_bytes(b"garbage!" + blob[8:])
+    with pytest.raises(InvalidInput, match="bits must be an integer"):
+        FdeParameters(16, bits=13)
+
+
+def test_query_fde_dot_is_exact_maxsim_with_one_partition_and_identity_like_projection() -> None:
+    # bits=0: one partition; a document's block is its mean, a query's its sum (the degenerate case).
+    params = FdeParameters(4, repetitions=1, bits=0, projection=4, seed=0)
+    encoder = FdeEncoder(params, np.zeros((1, 4, 0), np.float32), np.eye(4, dtype=np.float32)[None])
+    q = np.array([[1, 0, 0, 0], [0, 1, 0, 0]], np.float32)
+    d = np.array([[1, 1, 0, 0], [3, 1, 0, 0]], np.float32)
+    assert float(encoder.encode_queries([q])[0] @ encoder.encode_documents([d])[0]) == pytest.approx(3.0)
+
+
+def test_empty_partitions_are_filled_from_the_nearest_token() -> None:
+    encoder = FdeEncoder.from_seed(FdeParameters(8, repetitions=2, bits=3, projection=4, seed=2))
+    doc = np.random.default_rng(5).standard_normal((1, 8)).astype(np.float32)
+    fde = encoder.encode_documents([doc, np.zeros((0, 8), np.float32)])
+    blocks = fde[0].reshape(2, 8, 4)
+    assert np.allclose(blocks, blocks[:, :1, :])  # one token: every partition carries its projection
+    assert not fde[1].any()
+
+
+def _clustered(rng: np.random.Generator, topics: np.ndarray, count: int, tokens: int) -> list[np.ndarray]:
+    out = []
+    for topic in rng.integers(0, len(topics), count):
+        x = topics[topic][rng.integers(0, topics.shape[1], tokens)] + 0.8 * rng.standard_normal(
+            (tokens, topics.shape[2])
+        )
+        out.append((x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32))
+    return out
+
+
+def test_fde_top100_contains_exact_maxsim_top10() -> None:
+    rng = np.random.default_rng(7)
+    topics = rng.standard_normal((100, 8, 32))
+    documents = _clustered(rng, topics, 5000, 32)
+    queries = _clustered(rng, topics, 200, 8)
+    encoder = FdeEncoder.from_seed(FdeParameters(32, seed=1))
+    approximate = encoder.encode_queries(queries) @ encoder.encode_documents(documents).T
+    contained = 0
+    for index, query in enumerate(queries):
+        exact_top10 = set(np.argsort(-maxsim_many(query, documents), kind="stable")[:10].tolist())
+        fde_top100 = set(np.argsort(-approximate[index], kind="stable")[:100].tolist())
+        contained += exact_top10 <= fde_top100
+    assert contained / len(queries) >= 0.99
