@@ -64,8 +64,9 @@ class HashEmbedder(DegradingEmbedder):
         signs = np.where((features.hashes >> np.uint64(63)) == 0, 1.0, -1.0)
         weights = np.asarray(HASH_FEATURE_WEIGHTS, dtype=np.float64)[features.kinds] * signs
         flat = np.bincount(features.rows * dimension + buckets, weights=weights, minlength=len(texts) * dimension)
-        matrix = flat.reshape(len(texts), dimension)
-        return matrix, np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
+        matrix = np.asarray(flat, dtype=np.float64).reshape(len(texts), dimension)
+        norms = np.asarray(np.sqrt(np.einsum("ij,ij->i", matrix, matrix)), dtype=np.float64)
+        return matrix, norms
 
     def _embed_batch(self, texts: list[str]) -> NDArray[np.floating]:
         matrix, norms = self._bucket_sums(texts)
