@@ -43,7 +43,10 @@ MIN_VOTES: Final = 3
 _LETTERED: Final = frozenset(
     {"latin", "greek", "cyrillic", "arabic", "hebrew", "devanagari", "georgian", "hangul", "han", "thai", "other"}
 )
-_FUNCTION_WORDS: Final[dict[str, frozenset[str]]] = {code: t.function_words for code, t in TABLES.items()}
+_VOTERS: Final[dict[str, tuple[str, ...]]] = {}
+for _code, _table in TABLES.items():
+    for _word in _table.function_words:
+        _VOTERS[_word] = (*_VOTERS.get(_word, ()), _code)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,10 +75,11 @@ class LanguageResolution:
 
 def _vote(tokens: Iterable[Token]) -> Counter[str]:
     votes: Counter[str] = Counter()
+    voters = _VOTERS
     for token in tokens:
-        for code, words in _FUNCTION_WORDS.items():
-            if token.text in words:
-                votes[code] += 1
+        codes = voters.get(token.text)
+        if codes is not None:
+            votes.update(codes)
     return votes
 
 

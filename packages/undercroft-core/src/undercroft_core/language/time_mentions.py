@@ -11,9 +11,11 @@ unambiguous numeric date in the same drawer states the writer's date order by ex
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from functools import lru_cache
 from typing import Final, Literal
 
 import regex
@@ -37,7 +39,8 @@ __all__ = ["DateOrderSource", "TimeMention", "drawer_anchor", "resolve_date_orde
 DateOrderSource = Literal["declared", "demonstrated", "language", "default"]
 
 _ALEFS: Final = str.maketrans({"أ": "ا", "إ": "ا", "آ": "ا", "ٱ": "ا"})
-_FLAGS: Final = regex.IGNORECASE | regex.VERSION1
+_FLAGS: Final = regex.VERSION1  # the shadow text is lower-cased, so no IGNORECASE (slow) is needed
+_WORD: Final = re.compile(r"\w+")
 
 
 def _alternation(words: object) -> str:
@@ -45,7 +48,7 @@ def _alternation(words: object) -> str:
     return "|".join(regex.escape(word).replace(r"\ ", r"\s+") for word in ordered)
 
 
-_MONTH: Final = _alternation(MONTHS)
+_MONTH: Final = "{months}"  # filled per drawer with only the month names it contains
 _ERA = (
     r"(?P<era>令和|平成|昭和|大正|明治)\s*(?P<y>\d{1,2}|元)\s*年"
     r"(?:\s*(?P<m>\d{1,2})\s*月(?:\s*(?P<d>\d{1,2})\s*日)?)?"
@@ -73,7 +76,7 @@ _WEEKDAY_AR = (
     rf"(?<!\w)(?:يوم\s+)?(?P<day>{_alternation(k for k in WEEKDAYS if not k.isascii())})\s+"
     r"(?P<step>الماضي|القادم|المقبل)(?!\w)"
 )
-_RELATIVE_DAY = rf"(?<!\w)(?P<word>{_alternation(RELATIVE_DAYS)})(?!\w)"
+_RELATIVE_DAY = r"(?<!\w)(?P<word>{words})(?!\w)"
 _DMY_RE: Final = regex.compile(_DMY, _FLAGS)
 
 
@@ -300,34 +303,88 @@ def _on_relative_day(match: regex.Match[str], shadow: str, ctx: _Context) -> Tim
     return _span("relative_day", ctx.anchor + timedelta(days=offset), None, "gregorian", match)
 
 
-_ARMS: Final[tuple[tuple[regex.Pattern[str], _Handler], ...]] = tuple(
-    (regex.compile(pattern, _FLAGS), handler)
-    for pattern, handler in (
-        (_ERA, _on_era),
-        (_MINGUO, _on_minguo),
-        (_YMD, _on_ymd),
-        (_DMY, _on_dmy),
-        (_DAY_MONTH, _on_day_month),
-        (_MONTH_DAY, _on_day_month),
-        (_MONTH_YEAR, _on_month_year),
-        (MARKED_YEAR, _on_marked_year),
-        (_AGO, _on_ago),
-        (_AGO_AR, _on_ago),
-        (_STEP_UNIT, _on_step_unit),
-        (_STEP_UNIT_AR, _on_step_unit),
-        (_WEEKDAY, _on_weekday),
-        (_WEEKDAY_AR, _on_weekday),
-        (_RELATIVE_DAY, _on_relative_day),
+def _first_words(keys: object) -> dict[str, tuple[str, ...]]:
+    index: dict[str, tuple[str, ...]] = {}
+    for key in keys:  # type: ignore[attr-defined]
+        first = _WORD.match(key)
+        if first is not None:
+            index[first.group()] = (*index.get(first.group(), ()), key)
+    return index
+
+
+_MONTH_KEYS: Final = _first_words(MONTHS)
+_RELATIVE_KEYS: Final = _first_words(RELATIVE_DAYS)
+_DIGIT: Final = re.compile(r"\d")
+
+# (pattern, handler, the words one of which the text must contain; None: needs a digit)
+_STATIC: Final[tuple[tuple[regex.Pattern[str], _Handler, frozenset[str] | None], ...]] = tuple(
+    (regex.compile(pattern, _FLAGS), handler, gate)
+    for pattern, handler, gate in (
+        (_ERA, _on_era, None),
+        (_MINGUO, _on_minguo, None),
+        (_YMD, _on_ymd, None),
+        (_DMY, _on_dmy, None),
+        (MARKED_YEAR, _on_marked_year, None),
+        (_AGO, _on_ago, frozenset({"ago"})),
+        (_AGO_AR, _on_ago, frozenset({"منذ"})),
+        (_STEP_UNIT, _on_step_unit, frozenset({"week", "month", "year"})),
+        (_STEP_UNIT_AR, _on_step_unit, frozenset(STEPS)),
+        (_WEEKDAY, _on_weekday, frozenset(WEEKDAYS)),
+        (_WEEKDAY_AR, _on_weekday, frozenset(WEEKDAYS)),
     )
 )
 
 
+@lru_cache(maxsize=512)
+def _month_arms(names: frozenset[str]) -> tuple[tuple[regex.Pattern[str], _Handler], ...]:
+    months = _alternation(names)
+    return tuple(
+        (regex.compile(pattern.replace("{months}", months), _FLAGS), handler)
+        for pattern, handler in (
+            (_DAY_MONTH, _on_day_month),
+            (_MONTH_DAY, _on_day_month),
+            (_MONTH_YEAR, _on_month_year),
+        )
+    )
+
+
+@lru_cache(maxsize=512)
+def _relative_arm(words: frozenset[str]) -> regex.Pattern[str]:
+    return regex.compile(_RELATIVE_DAY.replace("{words}", _alternation(words)), _FLAGS)
+
+
+def _arms(shadow: str) -> Iterator[tuple[regex.Pattern[str], _Handler]]:
+    words = set(_WORD.findall(shadow))
+    has_digit = _DIGIT.search(shadow) is not None
+    yield from ((pattern, handler) for pattern, handler, _gate in _STATIC[:2])  # 令和元年 has no digit
+    if has_digit:
+        yield from ((pattern, handler) for pattern, handler, _gate in _STATIC[2:4])
+        months = frozenset(name for word in words & _MONTH_KEYS.keys() for name in _MONTH_KEYS[word])
+        if months:  # before the marked year: a month-name date is Gregorian, its marker unread
+            yield from _month_arms(months)
+        yield _STATIC[4][0], _STATIC[4][1]
+    for pattern, handler, gate in _STATIC[5:]:
+        if gate is not None and not words.isdisjoint(gate):
+            yield pattern, handler
+    relative = frozenset(key for word in words & _RELATIVE_KEYS.keys() for key in _RELATIVE_KEYS[word])
+    if relative:
+        yield _relative_arm(relative), _on_relative_day
+
+
 def _candidates(shadow: str, ctx: _Context) -> Iterator[TimeMention]:
-    for pattern, handler in _ARMS:
+    for pattern, handler in _arms(shadow):
         for match in pattern.finditer(shadow):
             mention = handler(match, shadow, ctx)
             if mention is not None:
                 yield mention
+
+
+def _shadow(text: str) -> str:
+    # Lower-cased and alef-unified, one character for one, so offsets stay the text's own.
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a character whose lower case is longer (İ): map one by one
+        lowered = "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in text)
+    return lowered.translate(_ALEFS)
 
 
 def scan_time_mentions(
@@ -340,7 +397,7 @@ def scan_time_mentions(
     overlap, the earlier arm in the scanner's order (most specific first) keeps the span.
     """
     conventions = conventions or ReadingConventions()
-    shadow = text.translate(_ALEFS)  # one-for-one, so offsets stay the text's own
+    shadow = _shadow(text)
     order, _source = resolve_date_order(shadow, conventions)
     ctx = _Context(anchor, conventions, order)
     taken: list[tuple[int, int]] = []

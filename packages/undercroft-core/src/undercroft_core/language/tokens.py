@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 import regex
 
@@ -51,15 +50,20 @@ _RUN: Final = regex.compile(
     r"|(?P<other>[\p{L}\p{M}]+)"
 )
 
+# A word of any script: one fast class; only a non-ASCII word is split by script.
+_WORD: Final = regex.compile(r"[\p{L}\p{M}\p{Nd}]+")
+
 # Arabic short vowels, shadda, sukun, dagger alef and tatweel are optional in writing, and
 # the hamza-carrying alefs are written interchangeably with the bare one.
 _ARABIC_OPTIONAL: Final = regex.compile(r"[\u064B-\u065F\u0670\u0640]")
 _ARABIC_ALEFS: Final = str.maketrans({"أ": "ا", "إ": "ا", "آ": "ا", "ٱ": "ا"})
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
-    """One normalised token: its term, where its surface form sits in the text, its script."""
+class Token(NamedTuple):
+    """One normalised token: its term, where its surface form sits in the text, its script.
+
+    A named tuple rather than a dataclass: a drawer yields hundreds and construction dominates.
+    """
 
     text: str
     start: int
@@ -102,17 +106,33 @@ def tokenize(text: str) -> list[Token]:
     """
     tokens: list[Token] = []
     append = tokens.append
-    for match in _RUN.finditer(text):
-        script = match.lastgroup or "other"
-        start, end = match.span()
-        surface = match.group()
-        if script == "han":
-            _han_bigrams(surface, start, append)
-            continue
-        term = normalize_term(surface, script)
-        if term:
-            append(Token(term, start, end, script))
+    for word in _WORD.finditer(text):
+        surface = word.group()
+        if surface.isascii():  # the common case, kept lean: ASCII letters or ASCII digits alone
+            if surface.isalpha() or surface.isdigit():
+                script = "latin" if surface.isalpha() else "number"
+                append(Token(surface.lower(), word.start(), word.end(), script))
+                continue
+        _split_scripts(text, word.start(), word.end(), append)
     return tokens
+
+
+def _split_scripts(text: str, start: int, end: int, append: Callable[[Token], None]) -> None:
+    nfc = unicodedata.normalize
+    for match in _RUN.finditer(text, start, end):
+        script = match.lastgroup or "other"
+        surface = match.group()
+        start = match.start()
+        if script == "latin" and surface.isascii():
+            append(Token(surface.lower(), start, start + len(surface), script))
+        elif script == "han":
+            _han_bigrams(surface, start, append)
+        elif script == "number" or script == "arabic":
+            append(Token(normalize_term(surface, script), start, start + len(surface), script))
+        else:
+            term = nfc("NFC", surface).casefold()
+            if term:
+                append(Token(term, start, start + len(surface), script))
 
 
 def _han_bigrams(surface: str, start: int, emit: Callable[[Token], None]) -> None:
