@@ -1,7 +1,60 @@
-"""Undercroft's per-vault SQLite store: the write choke point, search, KG, governance, verify, rotation."""
+"""Undercroft's per-vault SQLite store: the write choke point, verified reads, reconciliation, verify, stats."""
 
-from undercroft_store.errors import Error
+from undercroft_store.errors import (
+    ChainBroken,
+    DatabaseMissing,
+    DrawerNotFound,
+    EmbedderMismatch,
+    EmbeddingRefused,
+    Error,
+    InvalidDrawer,
+    InvalidVaultName,
+    ManifestTampered,
+    ReadOnlyStore,
+    RecordTampered,
+    SchemaMismatch,
+    StoreClosed,
+    StoreIntegrityError,
+    VaultExists,
+    VaultNotFound,
+)
+from undercroft_store.palace import DEFAULT_VAULT, Palace, VaultStatus
+from undercroft_store.schema import SCHEMA_VERSION
+from undercroft_store.screening import Bypass, BypassReason, Screen, Screening
+from undercroft_store.store import EmbeddingMatrix, VaultStore
+from undercroft_store.writes import MAX_CONTENT_BYTES, DrawerWrite, WriteResult
 
 __version__ = "0.1.0"
 
-__all__ = ["Error", "__version__"]
+__all__ = [
+    "DEFAULT_VAULT",
+    "MAX_CONTENT_BYTES",
+    "SCHEMA_VERSION",
+    "Bypass",
+    "BypassReason",
+    "ChainBroken",
+    "DatabaseMissing",
+    "DrawerNotFound",
+    "DrawerWrite",
+    "EmbedderMismatch",
+    "EmbeddingMatrix",
+    "EmbeddingRefused",
+    "Error",
+    "InvalidDrawer",
+    "InvalidVaultName",
+    "ManifestTampered",
+    "Palace",
+    "ReadOnlyStore",
+    "RecordTampered",
+    "SchemaMismatch",
+    "Screen",
+    "Screening",
+    "StoreClosed",
+    "StoreIntegrityError",
+    "VaultExists",
+    "VaultNotFound",
+    "VaultStatus",
+    "VaultStore",
+    "WriteResult",
+    "__version__",
+]

@@ -1,9 +1,91 @@
-"""Typed errors of `undercroft_store`."""
+"""Typed errors of `undercroft_store`.
 
-from undercroft_core.errors import UndercroftError
+Three families, so every surface maps them to an exit code without reading messages:
 
-__all__ = ["Error"]
+* bad input (`InvalidDrawer`, `InvalidVaultName`, `EmbeddingRefused` — each an
+  `undercroft_core.errors.InvalidInput`): refused before anything was written — exit 1;
+* run failures (`VaultNotFound`, `VaultExists`, `ReadOnlyStore`, `SchemaMismatch`, `EmbedderMismatch`,
+  `StoreClosed`): the request cannot be served as declared — exit 1;
+* integrity verdicts (`StoreIntegrityError` and its subclasses, plus the vault's `ChainBroken` and
+  `ManifestTampered` re-exported here): something at rest failed verification — exit 2.
+"""
+
+from __future__ import annotations
+
+from undercroft_core.errors import IntegrityError, InvalidInput, UndercroftError
+from undercroft_vault.errors import ChainBroken, ManifestTampered
+
+__all__ = [
+    "ChainBroken",
+    "DatabaseMissing",
+    "DrawerNotFound",
+    "EmbedderMismatch",
+    "EmbeddingRefused",
+    "Error",
+    "InvalidDrawer",
+    "InvalidVaultName",
+    "ManifestTampered",
+    "ReadOnlyStore",
+    "RecordTampered",
+    "SchemaMismatch",
+    "StoreClosed",
+    "StoreIntegrityError",
+    "VaultExists",
+    "VaultNotFound",
+]
 
 
 class Error(UndercroftError):
     """Base of every error raised by `undercroft_store`."""
+
+
+class InvalidDrawer(Error, InvalidInput):
+    """A drawer write was refused at the choke point (id shape, names, kind, content bound, type)."""
+
+
+class InvalidVaultName(Error, InvalidInput):
+    """A vault name is not both a safe name and a valid vault id."""
+
+
+class EmbeddingRefused(Error, InvalidInput):
+    """A caller-supplied vector has the wrong dimension, shape or a non-finite value."""
+
+
+class VaultNotFound(Error):
+    """No vault of that name exists in this palace."""
+
+
+class VaultExists(Error):
+    """A vault of that name already exists."""
+
+
+class ReadOnlyStore(Error):
+    """A write was attempted on a store opened read-only."""
+
+
+class SchemaMismatch(Error):
+    """The database's schema version is not the one this build writes (a read-only open cannot migrate)."""
+
+
+class EmbedderMismatch(Error):
+    """The embedder offered is not the vault's recorded one (set UNDERCROFT_FORCE_EMBEDDER=1, then repair)."""
+
+
+class StoreClosed(Error):
+    """The store (or palace) was closed and its keys wiped."""
+
+
+class StoreIntegrityError(Error, IntegrityError):
+    """Base of the store's own integrity verdicts (exit 2 / HTTP 409)."""
+
+
+class RecordTampered(StoreIntegrityError):
+    """A stored record failed its HMAC tag or its sealed blob failed to open: never partial data."""
+
+
+class DatabaseMissing(StoreIntegrityError):
+    """A vault manifest exists but its vault.db does not: "empty" is not "absent"."""
+
+
+class DrawerNotFound(Error):
+    """No live drawer has that id in this vault."""

@@ -1,0 +1,282 @@
+"""`VaultStore`: one opened vault — verified reads, the write entry points, the change counter, bulk readers.
+
+Open one with `Palace.open_vault(name, embedder, *, read_only=False)` and use it as a context manager;
+closing wipes its keys. Every content read verifies the row's HMAC before decrypting or returning
+anything; a failure is `RecordTampered`, never partial data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+
+import numpy as np
+from numpy.typing import NDArray
+from undercroft_core.chunking import chunk
+from undercroft_core.drawer import Drawer
+from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id, validate_drawer_id
+from undercroft_core.normalisation import normalise
+from undercroft_core.vocabulary import QUARANTINE_WING
+from undercroft_vault import Domain, IntegrityFailure
+
+from undercroft_store._internal.context import VaultContext
+from undercroft_store._internal.opening import wipe_quietly
+from undercroft_store._internal.reading import (
+    DRAWER_COLUMNS,
+    SELECT_BY_ID,
+    SELECT_BY_SEQ,
+    report_tamper,
+    verified_drawer,
+)
+from undercroft_store._internal.vectors import unpack_row
+from undercroft_store.errors import DrawerNotFound, EmbeddingRefused, InvalidDrawer, RecordTampered, StoreClosed
+from undercroft_store.screening import Screen, Screening
+from undercroft_store.writes import DrawerWrite, WriteResult, delete_drawers, write_drawers
+
+__all__ = ["EmbeddingMatrix", "VaultStore"]
+
+
+@dataclass(frozen=True)
+class EmbeddingMatrix:
+    """Every stored embedding, decrypted once: ``vector[i] ≈ codes[i] * scales[i]`` for drawer ``ids[i]``."""
+
+    seqs: NDArray[np.int64]
+    ids: list[str]
+    codes: NDArray[np.int8]
+    scales: NDArray[np.float32]
+
+
+class VaultStore:
+    """One opened vault. Not thread-safe: one handle per thread (SQLite connections are per handle)."""
+
+    def __init__(self, context: VaultContext) -> None:
+        """Wrap an opened, reconciled context (use `Palace.open_vault`, not this)."""
+        self._context = context
+
+    # --- posture -------------------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """The vault id."""
+        return self._context.vault_id
+
+    @property
+    def level(self) -> str:
+        """``sealed`` or ``hmac-only``."""
+        return self._context.manifest.level
+
+    @property
+    def read_only(self) -> bool:
+        """True when opened read-only (mode=ro, query_only)."""
+        return self._context.read_only
+
+    @property
+    def unhealed(self) -> tuple[str, ...]:
+        """What the open declined or was unable to repair, plus the repairs a writable open made (past tense)."""
+        return tuple(self._context.unhealed) + tuple(self._context.healed)
+
+    @property
+    def generation(self) -> int:
+        """A change counter: bumped on every committed write of this handle and on any other connection's commit."""
+        context = self._live()
+        version = int(context.connection.execute("PRAGMA data_version").fetchone()[0])
+        if version != context.data_version:
+            context.data_version = version
+            context.generation += 1
+        return context.generation
+
+    def _live(self) -> VaultContext:
+        if self._context.closed:
+            raise StoreClosed(f"vault {self._context.vault_id!r} is closed")
+        return self._context
+
+    def close(self) -> None:
+        """Close the connection and wipe the vault keys (idempotent)."""
+        wipe_quietly(self._context)
+
+    def __enter__(self) -> VaultStore:
+        """Use as a context manager."""
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        """Close on leaving the ``with`` block."""
+        self.close()
+
+    # --- writes --------------------------------------------------------------------------------------
+    def write(self, items: Sequence[DrawerWrite], *, screening: Screening) -> list[WriteResult]:
+        """Write a batch through the choke point (`writes.write_drawers`)."""
+        return write_drawers(self._live(), items, screening=screening)
+
+    def allocate_append_indices(self, count: int) -> int:
+        """Reserve ``count`` unique append indices (for ``append``-recipe ids); returns the first."""
+        context = self._live()
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise InvalidDrawer(f"append index count must be a positive integer, got {count!r}")
+        connection = context.connection
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            row = connection.execute("SELECT value FROM meta WHERE key = 'append_counter'").fetchone()
+            first = int(bytes(row[0]).decode("ascii")) if row is not None else 0
+            connection.execute(
+                "INSERT INTO meta (key, value) VALUES ('append_counter', ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (str(first + count).encode("ascii"),),
+            )
+            connection.execute("COMMIT")
+        except BaseException:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise
+        return first
+
+    def remember(
+        self,
+        text: str,
+        *,
+        wing: str,
+        room: str,
+        added_by: str,
+        kind: str | None = None,
+        screening: Screening | None = None,
+    ) -> list[WriteResult]:
+        """Normalise, chunk and save ``text`` as append-recipe drawers (screened unless told otherwise)."""
+        context = self._live()
+        if context.read_only:
+            return write_drawers(context, [], screening=Screen())  # raises ReadOnlyStore
+        pieces = chunk(normalise(text))
+        if not pieces:
+            raise InvalidDrawer("nothing to remember: the text is empty or whitespace")
+        first = self.allocate_append_indices(len(pieces))
+        filed_at = context.now()
+        drawers = [
+            Drawer(
+                id=append_drawer_id(wing, room, first + offset),
+                content=piece.text,
+                wing=wing,
+                room=room,
+                chunk_index=first + offset,
+                id_recipe=ID_RECIPE_APPEND,
+                added_by=added_by,
+                filed_at=filed_at,
+                kind=kind,
+            )
+            for offset, piece in enumerate(pieces)
+        ]
+        return self.write([DrawerWrite(d) for d in drawers], screening=screening or Screen())
+
+    def delete(self, drawer_id: str) -> None:
+        """Delete one drawer (tombstone + audit record); `DrawerNotFound` when it does not exist."""
+        delete_drawers(self._live(), [drawer_id])
+
+    # --- verified reads -------------------------------------------------------------------------------
+    def get(self, drawer_id: str) -> Drawer:
+        """The verified drawer ``drawer_id``; `DrawerNotFound`, or `RecordTampered` on an HMAC failure."""
+        context = self._live()
+        try:
+            validate_drawer_id(drawer_id)
+        except ValueError as error:
+            raise InvalidDrawer(str(error)) from None
+        row = context.connection.execute(SELECT_BY_ID, (drawer_id,)).fetchone()
+        if row is None:
+            raise DrawerNotFound(f"no drawer {drawer_id} in vault {context.vault_id!r}")
+        return verified_drawer(context, row[0], bytes(row[1]), bytes(row[2]), bytes(row[3]))
+
+    def scope_seqs(
+        self,
+        *,
+        wing: str | None = None,
+        room: str | None = None,
+        kind: str | None = None,
+        include_quarantine: bool = False,
+    ) -> NDArray[np.int64]:
+        """The ``seq`` of every drawer in a scope, ascending (the quarantine wing only when named or asked)."""
+        clauses, params = _scope(wing, room, kind, include_quarantine)
+        sql = f"SELECT seq FROM drawers{clauses} ORDER BY seq"  # noqa: S608 - fixed clauses, bound values
+        rows = self._live().connection.execute(sql, params).fetchall()
+        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+    def list_drawers(
+        self,
+        *,
+        wing: str | None = None,
+        room: str | None = None,
+        kind: str | None = None,
+        limit: int | None = None,
+        include_quarantine: bool = False,
+    ) -> list[Drawer]:
+        """Verified drawers in a scope, newest first (the quarantine wing only when named)."""
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise InvalidDrawer(f"limit must be a positive integer, got {limit!r}")
+        clauses, params = _scope(wing, room, kind, include_quarantine)
+        sql = f"SELECT {DRAWER_COLUMNS} FROM drawers{clauses} ORDER BY seq DESC"  # noqa: S608 - fixed clauses
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        context = self._live()
+        return [
+            verified_drawer(context, r[0], bytes(r[1]), bytes(r[2]), bytes(r[3]))
+            for r in context.connection.execute(sql, params)
+        ]
+
+    def count(self) -> int:
+        """Live drawers, the quarantine wing included."""
+        return int(self._live().connection.execute("SELECT count(*) FROM drawers").fetchone()[0])
+
+    def hydrate(self, keys: Iterable[int | str]) -> list[Drawer]:
+        """Verified drawers for ``seq`` numbers or ids, in the order given; keys no longer present are skipped."""
+        context = self._live()
+        result: list[Drawer] = []
+        for key in keys:
+            if isinstance(key, str):
+                row = context.connection.execute(SELECT_BY_ID, (key,)).fetchone()
+            elif isinstance(key, int | np.integer) and not isinstance(key, bool):
+                row = context.connection.execute(SELECT_BY_SEQ, (int(key),)).fetchone()
+            else:
+                raise InvalidDrawer(f"hydrate takes seq numbers or drawer ids, got {type(key).__name__}")
+            if row is not None:
+                result.append(verified_drawer(context, row[0], bytes(row[1]), bytes(row[2]), bytes(row[3])))
+        return result
+
+    def iter_embeddings(self) -> EmbeddingMatrix:
+        """Every embedding decrypted once (sealed blobs open under ``{id}/emb``, bound to their id)."""
+        context = self._live()
+        dimension = context.embedder.dimension
+        rows = context.connection.execute("SELECT seq, id, embedding, meta_json FROM drawers ORDER BY seq").fetchall()
+        seqs = np.empty(len(rows), dtype=np.int64)
+        codes = np.empty((len(rows), dimension), dtype=np.int8)
+        scales = np.empty(len(rows), dtype=np.float32)
+        ids: list[str] = []
+        for i, (seq, drawer_id, blob, meta) in enumerate(rows):
+            try:
+                packed = (
+                    context.sealer.open(Domain.embedding(drawer_id), bytes(blob)) if context.sealed else bytes(blob)
+                )
+            except IntegrityFailure as error:
+                report_tamper(context, drawer_id, bytes(meta))
+                raise RecordTampered(f"embedding of {drawer_id} in vault {context.vault_id!r}: {error}") from None
+            try:
+                scale, vector = unpack_row(packed, dimension)
+            except EmbeddingRefused:
+                # Another vector space (a pending upgrade or a forced swap): semantically invisible until
+                # repair re-embeds it. Not a tamper verdict: a sealed blob that opened is authentic.
+                scale, vector = 0.0, np.zeros(dimension, dtype=np.int8)
+            seqs[i], scales[i] = seq, scale
+            codes[i] = vector
+            ids.append(drawer_id)
+        return EmbeddingMatrix(seqs=seqs, ids=ids, codes=codes, scales=scales)
+
+
+def _scope(
+    wing: str | None, room: str | None, kind: str | None, include_quarantine: bool
+) -> tuple[str, tuple[str, ...]]:
+    clauses: list[str] = []
+    params: list[str] = []
+    for column, value in (("wing", wing), ("room", room), ("kind", kind)):
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    if wing is None and not include_quarantine:
+        clauses.append("wing != ?")
+        params.append(QUARANTINE_WING)
+    return ((" WHERE " + " AND ".join(clauses)) if clauses else "", tuple(params))

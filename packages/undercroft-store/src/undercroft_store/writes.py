@@ -1,0 +1,376 @@
+"""The write choke point: every drawer write (save, update, import, restore, dedup refresh, diversion) goes here.
+
+`write_drawers` validates (names, kind, id shape and recipe, content bound, vector dimension and
+finiteness), applies or bypasses the admission screen, seals, tags, and then — in ONE ``BEGIN IMMEDIATE``
+transaction — writes the drawer rows, the audit rows and the advanced chain head. The manifest anchor is
+written after the commit, so a crash leaves it equal or behind (healed at the next open), never ahead.
+`delete_drawers` and `refresh_embeddings` are the only other statements that touch the drawer table; a
+test fails if any other module of the store issues INSERT/UPDATE/DELETE on it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import undercroft_obs as obs
+from numpy.typing import NDArray
+from undercroft_core.drawer import Drawer
+from undercroft_core.errors import InvalidInput
+from undercroft_core.ids import validate_drawer_id
+from undercroft_core.names import validate_name
+from undercroft_core.quantisation import QuantisedVectors
+from undercroft_core.vocabulary import QUARANTINE_WING, validate_kind
+from undercroft_obs import names
+from undercroft_vault import Anchor, AuditRow, Domain, chain_step, compute_tag, fingerprint, write_manifest
+
+from undercroft_store._internal.context import VaultContext
+from undercroft_store._internal.vectors import embed_quantised, pack_rows, quantise_supplied
+from undercroft_store.errors import DrawerNotFound, EmbedderMismatch, InvalidDrawer, ReadOnlyStore, StoreClosed
+from undercroft_store.screening import Bypass, BypassReason, Screen, Screening
+
+__all__ = [
+    "MAX_BATCH",
+    "MAX_CONTENT_BYTES",
+    "DrawerWrite",
+    "WriteOutcome",
+    "WriteResult",
+    "delete_drawers",
+    "refresh_embeddings",
+    "write_drawers",
+]
+
+#: Largest drawer content accepted, in UTF-8 bytes (a chunk is ~800 characters; this bounds imports).
+MAX_CONTENT_BYTES = 64 * 1024
+#: Largest batch one transaction takes.
+MAX_BATCH = 10_000
+
+WriteOutcome = Literal["created", "updated", "deduped", "quarantined"]
+# Fields that change on every re-file of the same words: ignored when deciding a write is a duplicate.
+_VOLATILE_META = ("filed_at", "updated_at", "occurrences")
+# The bypasses that may put a drawer into the reserved quarantine wing.
+_QUARANTINE_PATHS = frozenset({BypassReason.ALREADY_DIVERTED, BypassReason.RESTORE, BypassReason.ROTATION})
+
+
+@dataclass(frozen=True, slots=True)
+class DrawerWrite:
+    """One drawer to write, optionally with a caller-supplied vector (import, external embedder)."""
+
+    drawer: Drawer
+    vector: NDArray[np.floating] | Sequence[float] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    """What happened to one drawer: its id, its ``seq`` (write order) and the outcome."""
+
+    id: str
+    seq: int
+    outcome: WriteOutcome
+
+
+@dataclass(slots=True)
+class _Prepared:
+    drawer: Drawer
+    meta: bytes
+    content: bytes
+    embedding: bytes
+    fingerprint: bytes
+    tag: bytes
+
+
+def _check_open(context: VaultContext) -> None:
+    if context.closed:
+        raise StoreClosed(f"vault {context.vault_id!r} is closed")
+    if context.read_only:
+        raise ReadOnlyStore(f"vault {context.vault_id!r} is open read-only: writes are refused")
+
+
+def _validate(drawer: object, position: int) -> Drawer:
+    if not isinstance(drawer, Drawer):
+        raise InvalidDrawer(f"write {position}: expected a Drawer, got {type(drawer).__name__}")
+    try:
+        validate_drawer_id(drawer.id)
+        validate_name(drawer.wing, what="wing")
+        validate_name(drawer.room, what="room")
+        if drawer.kind is not None:
+            validate_kind(drawer.kind)
+    except InvalidInput as error:
+        raise InvalidDrawer(f"write {position}: {error}") from None
+    expected = drawer.expected_id()
+    if expected != drawer.id:
+        raise InvalidDrawer(
+            f"write {position}: drawer id {drawer.id} does not match its {drawer.id_recipe!r} recipe "
+            f"(expected {expected} for this wing, room, source and chunk index)"
+        )
+    size = len(drawer.content.encode("utf-8"))
+    if size > MAX_CONTENT_BYTES:
+        raise InvalidDrawer(f"write {position}: content is {size} UTF-8 bytes, the bound is {MAX_CONTENT_BYTES}")
+    return drawer
+
+
+def _vectors(context: VaultContext, items: Sequence[DrawerWrite]) -> list[bytes]:
+    dimension = context.embedder.dimension
+    packed: list[bytes | None] = [None] * len(items)
+    missing = [i for i, item in enumerate(items) if item.vector is None]
+    for i, item in enumerate(items):
+        if item.vector is not None:
+            packed[i] = pack_rows(quantise_supplied(item.vector, dimension, f"write {i}"))[0]
+    if missing:
+        before = context.embedder.embed_failures
+        quantised: QuantisedVectors = embed_quantised(context.embedder, [items[i].drawer.content for i in missing])
+        failures = context.embedder.embed_failures - before
+        if failures > 0:
+            _count_embed_failures(context, failures)
+        for i, row in zip(missing, pack_rows(quantised), strict=True):
+            packed[i] = row
+    return [row for row in packed if row is not None]
+
+
+def _count_embed_failures(context: VaultContext, failures: int) -> None:
+    backend = context.embedder.identity.name.split(":", 1)[0].split("-", 1)[0]
+    if backend in names.EMBED_BACKENDS:
+        obs.increment(names.EMBED_FAILURES_TOTAL, failures, backend=backend)
+
+
+def _screen(items: list[DrawerWrite], screening: Screening) -> list[DrawerWrite]:
+    """The admission screen's seam: a no-op until governance lands (a Bypass skips it by name)."""
+    if isinstance(screening, Bypass):
+        return items
+    return items
+
+
+def _prepare(context: VaultContext, drawer: Drawer, embedding: bytes) -> _Prepared:
+    meta = drawer.meta_at_rest()
+    plain = drawer.content.encode("utf-8")
+    keys, sealer = context.keys, context.sealer
+    if context.sealed:
+        at_rest = sealer.seal(Domain.content(drawer.id), plain)
+        embedding = sealer.seal(Domain.embedding(drawer.id), embedding)
+    else:
+        at_rest = plain
+    return _Prepared(
+        drawer, meta, at_rest, embedding, fingerprint(keys, plain), compute_tag(keys, drawer.id, meta, at_rest)
+    )
+
+
+def _stable_meta(meta: bytes) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(meta)
+    for key in _VOLATILE_META:
+        document.pop(key, None)
+    return document
+
+
+def _record_embedder(context: VaultContext) -> None:
+    label = context.embedder.identity.label
+    row = context.connection.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+    if row is None:
+        context.connection.execute("INSERT INTO meta (key, value) VALUES ('embedder', ?)", (label.encode(),))
+    elif bytes(row[0]).decode() != label and not context.force_embedder:
+        raise EmbedderMismatch(
+            f"vault {context.vault_id!r} records embedder {bytes(row[0]).decode()!r}, this write offers {label!r}; "
+            "set UNDERCROFT_FORCE_EMBEDDER=1 and run repair to re-embed"
+        )
+
+
+def _advance(context: VaultContext, rows: list[AuditRow]) -> tuple[bytes, int]:
+    connection = context.connection
+    head_row = connection.execute("SELECT head, height FROM chain_meta WHERE id = 1").fetchone()
+    head, height = bytes(head_row[0]), int(head_row[1])
+    for row in rows:
+        head = chain_step(context.keys, head, row)
+    connection.executemany(
+        "INSERT INTO audit (record_id, tag, at) VALUES (?, ?, ?)", [(r.record_id, r.tag, r.at) for r in rows]
+    )
+    height += len(rows)
+    connection.execute("UPDATE chain_meta SET head = ?, height = ? WHERE id = 1", (head, height))
+    return head, height
+
+
+def _commit_and_anchor(context: VaultContext, head: bytes, height: int, records: int) -> None:
+    context.connection.execute("COMMIT")
+    context.generation += 1
+    if records:
+        obs.increment(names.CHAIN_COMMITS_TOTAL, records)
+        obs.emit(names.EVENT_CHAIN_COMMIT, vault=context.vault_id, records=records)
+        context.manifest = context.manifest.with_anchor(Anchor(head, height))
+        write_manifest(context.vault_dir, context.manifest, context.keys)
+
+
+def _upsert(context: VaultContext, item: _Prepared) -> int:
+    drawer = item.drawer
+    row = context.connection.execute(
+        """INSERT INTO drawers (id, wing, room, kind, supersedes, meta_json, content, embedding, fingerprint, tag)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (id) DO UPDATE SET wing = excluded.wing, room = excluded.room, kind = excluded.kind,
+             supersedes = excluded.supersedes, meta_json = excluded.meta_json, content = excluded.content,
+             embedding = excluded.embedding, fingerprint = excluded.fingerprint, tag = excluded.tag
+           RETURNING seq""",
+        (
+            drawer.id,
+            drawer.wing,
+            drawer.room,
+            drawer.kind,
+            drawer.supersedes,
+            item.meta,
+            item.content,
+            item.embedding,
+            item.fingerprint,
+            item.tag,
+        ),
+    ).fetchone()
+    seq = int(row[0])
+    if not context.sealed:
+        context.connection.execute("DELETE FROM drawers_fts WHERE rowid = ?", (seq,))
+        context.connection.execute("INSERT INTO drawers_fts (rowid, content) VALUES (?, ?)", (seq, drawer.content))
+    return seq
+
+
+def write_drawers(context: VaultContext, items: Sequence[DrawerWrite], *, screening: Screening) -> list[WriteResult]:
+    """THE write choke point: validate, screen, seal, tag, and commit rows + audit + chain head together."""
+    _check_open(context)
+    if not isinstance(screening, Screen | Bypass):
+        raise InvalidDrawer(f"screening must be Screen() or Bypass(reason), got {screening!r}")
+    batch = list(items)
+    if len(batch) > MAX_BATCH:
+        raise InvalidDrawer(f"a batch holds at most {MAX_BATCH} drawers, got {len(batch)}")
+    seen: set[str] = set()
+    for position, item in enumerate(batch):
+        if not isinstance(item, DrawerWrite):
+            raise InvalidDrawer(f"write {position}: expected a DrawerWrite, got {type(item).__name__}")
+        drawer = _validate(item.drawer, position)
+        if drawer.id in seen:
+            raise InvalidDrawer(f"write {position}: drawer id {drawer.id} appears twice in one batch")
+        seen.add(drawer.id)
+        diverted = isinstance(screening, Bypass) and screening.reason in _QUARANTINE_PATHS
+        if drawer.wing == QUARANTINE_WING and not diverted:
+            raise InvalidDrawer(
+                f"write {position}: the {QUARANTINE_WING!r} wing is reserved; only a diverted write lands there"
+            )
+    if not batch:
+        return []
+    batch = _screen(batch, screening)
+    prepared = [_prepare(context, item.drawer, row) for item, row in zip(batch, _vectors(context, batch), strict=True)]
+    return _commit_batch(context, prepared)
+
+
+def _commit_batch(context: VaultContext, prepared: list[_Prepared]) -> list[WriteResult]:
+    connection = context.connection
+    results: list[WriteResult] = []
+    audit: list[AuditRow] = []
+    at = context.now()
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        _record_embedder(context)
+        for item in prepared:
+            existing = connection.execute(
+                "SELECT seq, fingerprint, meta_json FROM drawers WHERE id = ?", (item.drawer.id,)
+            ).fetchone()
+            if (
+                existing is not None
+                and bytes(existing[1]) == item.fingerprint
+                and (_stable_meta(bytes(existing[2])) == _stable_meta(item.meta))
+            ):
+                results.append(WriteResult(item.drawer.id, int(existing[0]), "deduped"))
+                continue
+            seq = _upsert(context, item)
+            audit.append(AuditRow(f"drawer/{item.drawer.id}", item.tag, at))
+            outcome: WriteOutcome = "updated" if existing is not None else "created"
+            if item.drawer.wing == QUARANTINE_WING:
+                outcome = "quarantined"
+            results.append(WriteResult(item.drawer.id, seq, outcome))
+        head, height = _advance(context, audit)
+        _commit_and_anchor(context, head, height, len(audit))
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+    for result, item in zip(results, prepared, strict=True):
+        _signal_write(context, result, item.drawer)
+    return results
+
+
+def _signal_write(context: VaultContext, result: WriteResult, drawer: Drawer) -> None:
+    if result.outcome == "quarantined":
+        obs.increment(names.DRAWER_WRITES_TOTAL, outcome=names.OUTCOME_QUARANTINED)
+        obs.emit(
+            names.EVENT_DRAWER_QUARANTINED,
+            vault=context.vault_id,
+            intended_wing=drawer.intended_wing,
+            room=drawer.intended_room,
+            signals=(),
+        )
+        return
+    deduped = result.outcome == "deduped"
+    obs.increment(names.DRAWER_WRITES_TOTAL, outcome=names.OUTCOME_DEDUPED if deduped else names.OUTCOME_CREATED)
+    obs.emit(names.EVENT_DRAWER_SAVED, vault=context.vault_id, wing=drawer.wing, room=drawer.room, deduped=deduped)
+
+
+def delete_drawers(context: VaultContext, ids: Sequence[str], *, allow_quarantine: bool = False) -> int:
+    """Delete drawers: each leaves a keyed tombstone and a ``delete/<id>`` audit record, in one transaction."""
+    _check_open(context)
+    wanted = [validate_drawer_id(drawer_id) for drawer_id in ids]
+    if len(set(wanted)) != len(wanted):
+        raise InvalidDrawer("a delete batch names the same drawer twice")
+    connection = context.connection
+    at = context.now()
+    audit: list[AuditRow] = []
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        for drawer_id in wanted:
+            row = connection.execute("SELECT seq, wing, tag FROM drawers WHERE id = ?", (drawer_id,)).fetchone()
+            if row is None:
+                raise DrawerNotFound(f"no drawer {drawer_id} in vault {context.vault_id!r}")
+            if row[1] == QUARANTINE_WING and not allow_quarantine:
+                raise InvalidDrawer(f"drawer {drawer_id} is in {QUARANTINE_WING!r}: rule on it with admission instead")
+            label = f"delete/{drawer_id}"
+            tombstone = compute_tag(context.keys, label, at.encode("ascii"), bytes(row[2]))
+            connection.execute("DELETE FROM drawers WHERE id = ?", (drawer_id,))
+            if not context.sealed:
+                connection.execute("DELETE FROM drawers_fts WHERE rowid = ?", (int(row[0]),))
+            connection.execute(
+                "INSERT INTO tombstones (drawer_id, tag, at) VALUES (?, ?, ?) "
+                "ON CONFLICT (drawer_id) DO UPDATE SET tag = excluded.tag, at = excluded.at",
+                (drawer_id, tombstone, at),
+            )
+            audit.append(AuditRow(label, tombstone, at))
+        head, height = _advance(context, audit)
+        _commit_and_anchor(context, head, height, len(audit))
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+    for _ in audit:
+        obs.increment(names.DRAWER_DELETES_TOTAL)
+        obs.emit(names.EVENT_DRAWER_DELETED, vault=context.vault_id)
+    return len(audit)
+
+
+def refresh_embeddings(context: VaultContext, rows: Sequence[tuple[str, bytes]], *, screening: Screening) -> int:
+    """Replace stored embeddings (packed int8 rows) of existing drawers: migration and repair only.
+
+    Embeddings are derived data outside the HMAC envelope, so no audit record is written; the rows are
+    sealed under ``{id}/emb`` in a sealed vault exactly as on a first write.
+    """
+    _check_open(context)
+    if not isinstance(screening, Bypass) or screening.reason not in (BypassReason.MIGRATION, BypassReason.REPAIR):
+        raise InvalidDrawer("refreshing embeddings needs Bypass(MIGRATION) or Bypass(REPAIR)")
+    values = []
+    for drawer_id, packed in rows:
+        validate_drawer_id(drawer_id)
+        blob = context.sealer.seal(Domain.embedding(drawer_id), packed) if context.sealed else packed
+        values.append((blob, drawer_id))
+    connection = context.connection
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.executemany("UPDATE drawers SET embedding = ? WHERE id = ?", values)
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+    context.generation += 1
+    return len(values)
