@@ -1,10 +1,16 @@
-"""The `undercroft` program's entry point."""
+"""The `undercroft` program's entry point: the command group and the exit-code doctrine (0 / 1 / 2)."""
 
 from __future__ import annotations
+
+import sys
 
 import click
 
 from undercroft_cli import __version__
+from undercroft_cli._internal.exit_codes import run_cli
+from undercroft_cli.drawer_commands import drawer_group, remember_command
+from undercroft_cli.integrity_commands import stats_command, verify_command
+from undercroft_cli.vault_commands import init_command, vault_group
 
 __all__ = ["cli", "main"]
 
@@ -18,6 +24,15 @@ def cli() -> None:
     """
 
 
+# Store commands (issue 6). Add further commands below, one line each.
+cli.add_command(init_command)
+cli.add_command(vault_group)
+cli.add_command(remember_command)
+cli.add_command(drawer_group)
+cli.add_command(verify_command)
+cli.add_command(stats_command)
+
+
 def main() -> None:
-    """Run the CLI (console-script entry point)."""
-    cli()
+    """Run the CLI (console-script entry point) and exit with the doctrine's code."""
+    sys.exit(run_cli(cli))

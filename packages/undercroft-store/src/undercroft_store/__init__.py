@@ -21,7 +21,9 @@ from undercroft_store.errors import (
 from undercroft_store.palace import DEFAULT_VAULT, Palace, VaultStatus
 from undercroft_store.schema import SCHEMA_VERSION
 from undercroft_store.screening import Bypass, BypassReason, Screen, Screening
+from undercroft_store.stats import VaultStats
 from undercroft_store.store import EmbeddingMatrix, VaultStore
+from undercroft_store.verify import VerifyReport
 from undercroft_store.writes import MAX_CONTENT_BYTES, DrawerWrite, WriteResult
 
 __version__ = "0.1.0"
@@ -53,8 +55,10 @@ __all__ = [
     "StoreIntegrityError",
     "VaultExists",
     "VaultNotFound",
+    "VaultStats",
     "VaultStatus",
     "VaultStore",
+    "VerifyReport",
     "WriteResult",
     "__version__",
 ]

@@ -32,6 +32,8 @@ from undercroft_store._internal.reading import (
 from undercroft_store._internal.vectors import unpack_row
 from undercroft_store.errors import DrawerNotFound, EmbeddingRefused, InvalidDrawer, RecordTampered, StoreClosed
 from undercroft_store.screening import Screen, Screening
+from undercroft_store.stats import VaultStats, vault_stats
+from undercroft_store.verify import VerifyReport, verify_vault
 from undercroft_store.writes import DrawerWrite, WriteResult, delete_drawers, write_drawers
 
 __all__ = ["EmbeddingMatrix", "VaultStore"]
@@ -103,6 +105,14 @@ class VaultStore:
     ) -> None:
         """Close on leaving the ``with`` block."""
         self.close()
+
+    def stats(self) -> VaultStats:
+        """Records, wings, rooms, chain height and head, size, posture, unhealed, embed failures."""
+        return vault_stats(self._live(), list(self.unhealed))
+
+    def verify(self) -> VerifyReport:
+        """Run every verify leg (a read: nothing is written or re-anchored)."""
+        return verify_vault(self._live())
 
     # --- writes --------------------------------------------------------------------------------------
     def write(self, items: Sequence[DrawerWrite], *, screening: Screening) -> list[WriteResult]:

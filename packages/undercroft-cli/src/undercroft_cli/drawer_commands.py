@@ -1,0 +1,96 @@
+"""``undercroft remember`` and ``undercroft drawer get|list|delete``."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+from undercroft_core import KIND_VOCAB, Drawer
+from undercroft_store import DEFAULT_VAULT
+
+from undercroft_cli._internal.composition import open_store
+
+__all__ = ["drawer_group", "remember_command"]
+
+_VAULT = click.option("--vault", default=DEFAULT_VAULT, show_default=True, help="Vault to use.")
+
+
+def _as_dict(drawer: Drawer) -> dict[str, object]:
+    return {
+        "id": drawer.id,
+        "wing": drawer.wing,
+        "room": drawer.room,
+        "kind": drawer.kind,
+        "filed_at": drawer.filed_at,
+        "content": drawer.content,
+    }
+
+
+@click.command("remember")
+@click.argument("text", required=False)
+@_VAULT
+@click.option("--wing", default="general", show_default=True)
+@click.option("--room", default="notes", show_default=True)
+@click.option("--kind", type=click.Choice(KIND_VOCAB), default=None)
+def remember_command(text: str | None, vault: str, wing: str, room: str, kind: str | None) -> int:
+    """Save TEXT verbatim (or standard input when TEXT is '-' or absent)."""
+    if text is None or text == "-":
+        text = sys.stdin.read()
+    with open_store(vault) as store:
+        results = store.remember(text, wing=wing, room=room, kind=kind, added_by="cli")
+    for result in results:
+        click.echo(f"{result.outcome}: {result.id}")
+    return 0
+
+
+@click.group("drawer")
+def drawer_group() -> None:
+    """Read, list and delete drawers."""
+
+
+@drawer_group.command("get")
+@click.argument("drawer_id")
+@_VAULT
+@click.option("--json", "as_json", is_flag=True)
+def drawer_get(drawer_id: str, vault: str, as_json: bool) -> int:
+    """Print drawer DRAWER_ID, verified (exit 2 if it fails its HMAC)."""
+    with open_store(vault, read_only=True) as store:
+        drawer = store.get(drawer_id)
+    if as_json:
+        click.echo(json.dumps(_as_dict(drawer), ensure_ascii=False))
+    else:
+        click.echo(f"{drawer.id}  {drawer.wing}/{drawer.room}  {drawer.kind or '-'}  {drawer.filed_at}")
+        click.echo(drawer.content)
+    return 0
+
+
+@drawer_group.command("list")
+@_VAULT
+@click.option("--wing", default=None)
+@click.option("--room", default=None)
+@click.option("--kind", type=click.Choice(KIND_VOCAB), default=None)
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def drawer_list(vault: str, wing: str | None, room: str | None, kind: str | None, limit: int, as_json: bool) -> int:
+    """List drawers, newest first (each verified)."""
+    with open_store(vault, read_only=True) as store:
+        drawers = store.list_drawers(wing=wing, room=room, kind=kind, limit=limit)
+    if as_json:
+        click.echo(json.dumps([_as_dict(d) for d in drawers], ensure_ascii=False))
+        return 0
+    for drawer in drawers:
+        preview = drawer.content.replace("\n", " ")
+        click.echo(f"{drawer.id}  {drawer.wing}/{drawer.room}  {preview[:60]}")
+    return 0
+
+
+@drawer_group.command("delete")
+@click.argument("drawer_id")
+@_VAULT
+def drawer_delete(drawer_id: str, vault: str) -> int:
+    """Delete drawer DRAWER_ID (leaves a keyed tombstone and an audit record)."""
+    with open_store(vault) as store:
+        store.delete(drawer_id)
+    click.echo(f"deleted: {drawer_id}")
+    return 0

@@ -1,0 +1,37 @@
+"""``undercroft verify`` and ``undercroft stats``."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from undercroft_store import DEFAULT_VAULT
+
+from undercroft_cli._internal.composition import open_store
+from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
+
+__all__ = ["stats_command", "verify_command"]
+
+
+@click.command("verify")
+@click.option("--vault", default=DEFAULT_VAULT, show_default=True)
+def verify_command(vault: str) -> int:
+    """HMAC every record, replay the audit chain, resolve labels, compare mirrors (exit 2 on VERIFY FAILED)."""
+    with open_store(vault, read_only=True) as store:
+        report = store.verify()
+        unhealed = store.unhealed
+    click.echo(report.render())
+    for line in unhealed:
+        click.echo(f"unhealed: {line}", err=True)
+    return EXIT_OK if report.ok else EXIT_INTEGRITY
+
+
+@click.command("stats")
+@click.option("--vault", default=DEFAULT_VAULT, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def stats_command(vault: str, as_json: bool) -> int:
+    """Drawers, wings, rooms, chain height and head, size, posture, unhealed, embed failures."""
+    with open_store(vault, read_only=True) as store:
+        stats = store.stats()
+    click.echo(json.dumps(stats.to_dict(), ensure_ascii=False) if as_json else stats.render())
+    return EXIT_OK

@@ -1,0 +1,79 @@
+"""``undercroft init`` and ``undercroft vault create|list|status|delete``."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from undercroft_store import DEFAULT_VAULT
+
+from undercroft_cli._internal.composition import open_palace
+
+__all__ = ["init_command", "vault_group"]
+
+_LEVEL = click.Choice(["sealed", "hmac-only"])
+
+
+@click.command("init")
+@click.option("--level", type=_LEVEL, default="sealed", show_default=True, help="Level of the default vault.")
+def init_command(level: str) -> int:
+    """Create the master key and the 'default' vault (idempotent)."""
+    with open_palace() as palace:
+        created = palace.init(level=level)  # type: ignore[arg-type]
+        where = palace.home
+    click.echo(f"{'created' if created else 'already present'}: vault {DEFAULT_VAULT!r} in {where}")
+    return 0
+
+
+@click.group("vault")
+def vault_group() -> None:
+    """Create, list, inspect and delete vaults."""
+
+
+@vault_group.command("create")
+@click.argument("name")
+@click.option("--level", type=_LEVEL, default="sealed", show_default=True)
+def vault_create(name: str, level: str) -> int:
+    """Create vault NAME (own keys, own database)."""
+    with open_palace() as palace:
+        path = palace.create_vault(name, level=level)  # type: ignore[arg-type]
+    click.echo(f"created vault {name!r} ({level}) at {path}")
+    return 0
+
+
+@vault_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+def vault_list(as_json: bool) -> int:
+    """List vault names."""
+    with open_palace(read_only=True) as palace:
+        names = palace.list_vaults()
+    click.echo(json.dumps(names) if as_json else "\n".join(names))
+    return 0
+
+
+@vault_group.command("status")
+@click.argument("name")
+def vault_status(name: str) -> int:
+    """On-disk status of vault NAME (no keys are opened)."""
+    with open_palace(read_only=True) as palace:
+        status = palace.status(name)
+    click.echo(f"vault:           {status.name}")
+    click.echo(f"path:            {status.path}")
+    click.echo(f"manifest:        {'present' if status.has_manifest else 'ABSENT'}")
+    click.echo(f"database:        {'present' if status.has_database else 'ABSENT'}")
+    click.echo(f"db bytes:        {status.db_bytes}")
+    click.echo(f"staged rotation: {'yes' if status.staged_rotation else 'no'}")
+    return 0
+
+
+@vault_group.command("delete")
+@click.argument("name")
+@click.option("--yes", is_flag=True, help="Confirm the irreversible delete.")
+def vault_delete(name: str, yes: bool) -> int:
+    """Delete vault NAME and every file in it (irreversible; needs --yes)."""
+    if not yes:
+        raise click.UsageError(f"deleting vault {name!r} is irreversible: pass --yes to confirm")
+    with open_palace() as palace:
+        palace.delete_vault(name)
+    click.echo(f"deleted vault {name!r}")
+    return 0

@@ -1,0 +1,100 @@
+"""`stats`: the shape of one vault, read in one pass (the /v1 stats fields this store can answer today)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from undercroft_core.vocabulary import QUARANTINE_WING
+
+from undercroft_store._internal.context import VaultContext
+from undercroft_store._internal.identity import recorded_identity
+
+__all__ = ["VaultStats", "vault_stats"]
+
+
+@dataclass(frozen=True)
+class VaultStats:
+    """Records and drawers (one count, two names), wings and rooms (quarantine excluded), the chain, posture.
+
+    ``chain_records`` is the audit-chain height; ``writes`` is the same number under its deprecated name.
+    ``embed_failures`` counts the zero vectors this handle's embedder degraded to since the vault opened.
+    """
+
+    vault: str
+    level: str
+    records: int
+    drawers: int
+    quarantined: int
+    wings: dict[str, int]
+    rooms: dict[str, int]
+    chain_records: int
+    writes: int
+    head: str
+    db_bytes: int
+    read_only: bool
+    embed_failures: int
+    embedder: str | None
+    unhealed: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready mapping."""
+        return asdict(self)
+
+    def render(self) -> str:
+        """Human-readable lines for the CLI."""
+        lines = [
+            f"vault:          {self.vault} ({self.level}{', read-only' if self.read_only else ''})",
+            f"drawers:        {self.drawers} (quarantined {self.quarantined})",
+            f"wings:          {len(self.wings)}  rooms: {len(self.rooms)}",
+        ]
+        lines += [f"  {wing}: {count}" for wing, count in sorted(self.wings.items())]
+        lines += [
+            f"chain records:  {self.chain_records}",
+            f"chain head:     {self.head}",
+            f"db bytes:       {self.db_bytes}",
+            f"embedder:       {self.embedder or '(none recorded yet)'}",
+            f"embed failures: {self.embed_failures}",
+            f"unhealed:       {len(self.unhealed)}",
+        ]
+        lines += [f"  {line}" for line in self.unhealed]
+        return "\n".join(lines)
+
+
+def vault_stats(context: VaultContext, unhealed: list[str]) -> VaultStats:
+    """Count everything in one read transaction so the numbers reconcile."""
+    connection = context.connection
+    connection.execute("BEGIN")
+    try:
+        rooms: dict[str, int] = {}
+        wings: dict[str, int] = {}
+        quarantined = 0
+        for wing, room, count in connection.execute("SELECT wing, room, count(*) FROM drawers GROUP BY wing, room"):
+            if wing == QUARANTINE_WING:
+                quarantined += int(count)
+                continue
+            wings[wing] = wings.get(wing, 0) + int(count)
+            rooms[f"{wing}/{room}"] = int(count)
+        head, height = connection.execute("SELECT head, height FROM chain_meta WHERE id = 1").fetchone()
+        identity = recorded_identity(context)
+    finally:
+        connection.execute("COMMIT")
+    drawers = sum(wings.values()) + quarantined
+    db_bytes = sum(p.stat().st_size for p in context.vault_dir.glob("vault.db*") if p.is_file())
+    return VaultStats(
+        vault=context.vault_id,
+        level=context.manifest.level,
+        records=drawers,
+        drawers=drawers,
+        quarantined=quarantined,
+        wings=wings,
+        rooms=rooms,
+        chain_records=int(height),
+        writes=int(height),
+        head=bytes(head).hex(),
+        db_bytes=db_bytes,
+        read_only=context.read_only,
+        embed_failures=context.embedder.embed_failures - context.embed_failures_at_open,
+        embedder=identity,
+        unhealed=unhealed,
+    )

@@ -1,0 +1,180 @@
+"""`verify`: every leg the runbook names, over the raw rows, with a verdict shaped like its output.
+
+Legs: every drawer's HMAC (and its sealed content and embedding opening under their domains); the audit
+chain replayed against the committed head and height; the manifest anchor placed in that replay (equal,
+behind after a crash, absent after a rollback); every ``drawer/`` and ``delete/`` audit label resolved to
+a live row or its tombstone, and every live row's tag equal to its newest ``drawer/`` record; the clear
+mirror columns (wing, room, kind, supersedes) compared with the HMAC-covered meta. Verify is a read: it
+never re-anchors and never writes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import undercroft_obs as obs
+from undercroft_obs import names
+from undercroft_vault import AnchorPosition, Domain, IntegrityFailure, compute_tag, constant_time_equal, locate_anchor
+from undercroft_vault import replay as replay_chain
+
+from undercroft_store._internal.context import VaultContext
+from undercroft_store._internal.opening import read_audit_rows
+
+__all__ = ["VerifyReport", "verify_vault"]
+
+_MIRRORS = ("wing", "room", "kind", "supersedes")
+
+
+@dataclass
+class VerifyReport:
+    """The verdict of one full verification; ``ok`` is True only when every leg is clean."""
+
+    vault: str
+    records_checked: int = 0
+    tampered: list[str] = field(default_factory=list)
+    embedding_failures: list[str] = field(default_factory=list)
+    audit_chain_ok: bool = True
+    chain_detail: str = ""
+    chain_records: int = 0
+    anchor: str = "equal"
+    orphan_labels: list[str] = field(default_factory=list)
+    stale_records: list[str] = field(default_factory=list)
+    unlabelled_records: list[str] = field(default_factory=list)
+    tombstone_failures: list[str] = field(default_factory=list)
+    mirror_drift: list[str] = field(default_factory=list)
+
+    @property
+    def hmac_failures(self) -> int:
+        """Records whose tag (or sealed content) failed."""
+        return len(self.tampered)
+
+    @property
+    def ok(self) -> bool:
+        """True when every leg is clean."""
+        return not (
+            self.tampered
+            or self.embedding_failures
+            or not self.audit_chain_ok
+            or self.orphan_labels
+            or self.stale_records
+            or self.unlabelled_records
+            or self.tombstone_failures
+            or self.mirror_drift
+        )
+
+    def render(self) -> str:
+        """The runbook's text form, ending in ``VERIFY OK`` or ``VERIFY FAILED``."""
+        lines = [f"vault:            {self.vault}", f"records checked:  {self.records_checked}"]
+        lines.append(f"hmac failures:    {self.hmac_failures}")
+        lines += [f"  TAMPERED: {drawer_id}" for drawer_id in self.tampered]
+        lines.append(f"embedding opens:  {len(self.embedding_failures)} failed")
+        lines += [f"  TAMPERED EMBEDDING: {drawer_id}" for drawer_id in self.embedding_failures]
+        chain = "ok" if self.audit_chain_ok else "BROKEN"
+        lines.append(f"audit chain:      {chain} ({self.chain_records} records, anchor {self.anchor})")
+        if self.chain_detail:
+            lines.append(f"  {self.chain_detail}")
+        lines.append(f"orphan labels:    {len(self.orphan_labels)}")
+        lines += [f"  ORPHAN: {label}" for label in self.orphan_labels]
+        lines.append(f"stale records:    {len(self.stale_records)}")
+        lines += [f"  STALE: {drawer_id}" for drawer_id in self.stale_records]
+        lines.append(f"unlabelled rows:  {len(self.unlabelled_records)}")
+        lines += [f"  UNLABELLED: {drawer_id}" for drawer_id in self.unlabelled_records]
+        lines.append(f"tombstones:       {len(self.tombstone_failures)} failed")
+        lines += [f"  TOMBSTONE: {drawer_id}" for drawer_id in self.tombstone_failures]
+        lines.append(f"mirror drift:     {len(self.mirror_drift)}")
+        lines += [f"  DRIFT: {drawer_id}" for drawer_id in self.mirror_drift]
+        lines.append("VERIFY OK" if self.ok else "VERIFY FAILED")
+        return "\n".join(lines)
+
+
+def _check_drawers(context: VaultContext, report: VerifyReport) -> dict[str, bytes]:
+    live: dict[str, bytes] = {}
+    query = "SELECT id, wing, room, kind, supersedes, meta_json, content, tag, embedding FROM drawers ORDER BY seq"
+    for drawer_id, wing, room, kind, supersedes, meta, content, tag, embedding in context.connection.execute(query):
+        report.records_checked += 1
+        meta, content, tag = bytes(meta), bytes(content), bytes(tag)
+        live[drawer_id] = tag
+        try:
+            good = constant_time_equal(compute_tag(context.keys, drawer_id, meta, content), tag)
+            if good and context.sealed:
+                context.sealer.open(Domain.content(drawer_id), content)
+        except (IntegrityFailure, ValueError):
+            good = False
+        if not good:
+            report.tampered.append(drawer_id)
+            obs.increment(names.HMAC_VERIFY_FAILURES_TOTAL, surface="drawer")
+            continue
+        if context.sealed:
+            try:
+                context.sealer.open(Domain.embedding(drawer_id), bytes(embedding))
+            except IntegrityFailure:
+                report.embedding_failures.append(drawer_id)
+        document = json.loads(meta)
+        if (wing, room, kind, supersedes) != tuple(document.get(key) for key in _MIRRORS):
+            report.mirror_drift.append(drawer_id)
+    return live
+
+
+def _check_chain(context: VaultContext, report: VerifyReport) -> None:
+    connection = context.connection
+    rows = read_audit_rows(connection)
+    report.chain_records = len(rows)
+    stored = connection.execute("SELECT head, height FROM chain_meta WHERE id = 1").fetchone()
+    if stored is None:
+        report.audit_chain_ok, report.chain_detail = False, "no committed chain head"
+        return
+    head, height = bytes(stored[0]), int(stored[1])
+    if len(rows) != height:
+        report.audit_chain_ok = False
+        report.chain_detail = f"{len(rows)} audit rows but the committed head is at height {height}"
+    elif not constant_time_equal(replay_chain(context.keys, rows), head):
+        report.audit_chain_ok = False
+        report.chain_detail = "the audit rows do not reproduce the committed head: edited, removed or reordered"
+    position = locate_anchor(context.keys, rows, context.manifest.anchor)
+    if position is AnchorPosition.ABSENT:
+        report.audit_chain_ok = False
+        report.anchor = "absent"
+        report.chain_detail = report.chain_detail or "the manifest anchor is not in the chain: rolled back or forked"
+    elif position is AnchorPosition.BEHIND:
+        report.anchor = f"behind by {len(rows) - context.manifest.anchor.count}"
+    if not report.audit_chain_ok:
+        obs.increment(names.HMAC_VERIFY_FAILURES_TOTAL, surface="chain")
+
+
+def _check_labels(context: VaultContext, report: VerifyReport, live: dict[str, bytes]) -> None:
+    tombstones = {
+        drawer_id: bytes(tag) for drawer_id, tag in context.connection.execute("SELECT drawer_id, tag FROM tombstones")
+    }
+    newest_write: dict[str, bytes] = {}
+    newest_delete: dict[str, bytes] = {}
+    for row in read_audit_rows(context.connection):
+        kind, _, drawer_id = row.record_id.partition("/")
+        if kind == "drawer":
+            newest_write[drawer_id] = row.tag
+            if drawer_id not in live and drawer_id not in tombstones:
+                report.orphan_labels.append(row.record_id)
+        elif kind == "delete":
+            newest_delete[drawer_id] = row.tag
+            if drawer_id not in tombstones:
+                report.orphan_labels.append(row.record_id)
+    for drawer_id, tag in live.items():
+        if drawer_id not in newest_write:
+            report.unlabelled_records.append(drawer_id)
+        elif drawer_id not in report.tampered and not constant_time_equal(newest_write[drawer_id], tag):
+            report.stale_records.append(drawer_id)
+    for drawer_id, tag in tombstones.items():
+        expected = newest_delete.get(drawer_id)
+        if expected is None or not constant_time_equal(expected, tag):
+            report.tombstone_failures.append(drawer_id)
+    if report.orphan_labels:
+        obs.increment(names.HMAC_VERIFY_FAILURES_TOTAL, surface="label")
+
+
+def verify_vault(context: VaultContext) -> VerifyReport:
+    """Run every leg over the raw rows of an open vault (a read: nothing is written or re-anchored)."""
+    report = VerifyReport(vault=context.vault_id)
+    live = _check_drawers(context, report)
+    _check_chain(context, report)
+    _check_labels(context, report, live)
+    return report
