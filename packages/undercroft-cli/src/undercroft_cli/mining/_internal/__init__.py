@@ -1,0 +1,1 @@
+"""Private helpers of the miners (not part of the public API)."""
