@@ -1,0 +1,191 @@
+"""The tier-1 marker patterns, one table per signal. Private: the signal vocabulary is the public contract.
+
+Every pattern is written to need an attack's *shape*, not a topic: a sentence about prompt injection, a
+URL, an email address or a code block alone does not trip anything. Offsets come from the match on the
+text as stored (or on a lookalike-folded view mapped back to it).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = [
+    "ENCODED_RUNS",
+    "EXFILTRATION",
+    "EXFILTRATION_GATES",
+    "IMPERATIVE",
+    "IMPERATIVE_GATES",
+    "TOOL_CALL",
+    "TOOL_CALL_GATES",
+]
+
+_F: Final = re.IGNORECASE | re.UNICODE
+
+
+def _compile(*patterns: str) -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(pattern, _F) for pattern in patterns)
+
+
+_PRIOR = (
+    r"(?:all\s+|any\s+|every\s+|the\s+|your\s+|my\s+|of\s+)*"
+    r"(?:previous|prior|above|earlier|preceding|former|original|initial|system|safety)"
+)
+_RULES = (
+    r"(?:instructions?|prompts?|rules|directions|directives|guidelines|guidance|commands|orders|context"
+    r"|policies|constraints|messages|programming|training)"
+)
+_ASSISTANT_STRICT = r"(?:ai|a\.i\.|assistant|llm|chatbot|language\s+model|ai\s+agent|ai\s+model)s?"
+_ASSISTANT = r"(?:ai|a\.i\.|assistant|agent|model|llm|chatbot|bot|language\s+model|copilot|gpt|claude|gemini)s?"
+
+IMPERATIVE: Final = _compile(
+    # English: override of what came before.
+    rf"\b(?:ignore|disregard|forget|override|overrule|bypass|discard)\s+{_PRIOR}\s+{_RULES}\b",
+    r"\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)\s+(?:you\s+(?:were|have\s+been)\s+told|(?:above|before|previously))",
+    rf"\b{_PRIOR}\s+{_RULES}\s+(?:are|is|have\s+been|has\s+been)\s+(?:void|revoked|cancel+ed|obsolete|superseded|lifted|disabled|no\s+longer\s+(?:valid|apply|applicable|in\s+effect))",
+    # System-prompt overrides and chat-template role markers.
+    r"\b(?:new|updated|real|true|actual|your)\s+system\s+(?:prompt|message|instructions?)\s*(?:is|are|:|follows)",
+    r"\b(?:reveal|print|show|output|repeat|leak|dump|display)\s+(?:me\s+)?(?:your|the)\s+(?:original\s+|full\s+|hidden\s+|initial\s+)?system\s+(?:prompt|message|instructions?)",
+    r"<\|(?:im_start|im_end|system|assistant|user|endoftext|begin_of_text|start_header_id|eot_id)\|>",
+    r"\[/?INST\]|<<\s*/?SYS\s*>>|\[\s*system\s*(?:message|prompt)?\s*\]\s*:?|<\s*/?\s*system\s*>",
+    r"(?:^|\n)\s*#{0,4}\s*system\s*:\s*(?:you\b|ignore\b|disregard\b|from\s+now\b|new\s+instructions?\b|the\s+assistant\b)",
+    r"\bsystem\s+(?:prompt|message)\s*:|\bsystem\s+(?:override|directive)\b",
+    # Role-play jailbreak markers.
+    r"\b(?:you\s+are\s+now|act\s+as|pretend\s+(?:to\s+be|you\s+are)|roleplay\s+as|role-play\s+as)\s+(?:a\s+|an\s+|the\s+)?(?:dan|stan|dude|aim|evil|unrestricted|unfiltered|uncensored|jailbroken|rogue|unaligned)\b",
+    r"\b(?:do\s+anything\s+now|developer\s+mode\s+(?:enabled|on|activated)|jailbreak(?:ed)?\s+mode|god\s+mode\s+(?:enabled|on|activated))\b",
+    rf"\b(?:without|with\s+no|free\s+of|no)\s+(?:any\s+)?(?:restrictions|filters|rules|limits|guidelines|safety\s+polic(?:y|ies))\b[^.\n]{{0,60}}\b(?:you\s+(?:are|will|must)|{_ASSISTANT})\b",
+    rf"\b(?:you\s+are\s+now|pretend\s+(?:to\s+be|you\s+are)|act\s+as)\s+(?:a\s+|an\s+)?{_ASSISTANT}\s+(?:without|with\s+no|free\s+of)\s+(?:any\s+)?(?:restrictions|filters|rules|limits)",
+    r"\bstay\s+in\s+character\b[^.\n]{0,40}\b(?:no\s+matter\s+what|whatever|at\s+all\s+costs)",
+    # Orders directed at an assistant.
+    rf"\b(?:note|message|instructions?|attention|reminder|directive|memo)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+|every\s+|whichever\s+)?{_ASSISTANT_STRICT}\b",
+    rf"\b{_ASSISTANT}\s+(?:reading|retrieving|processing|loading|parsing|summari[sz]ing)\s+this\b",
+    rf"\bwhen\s+(?:you|the\s+{_ASSISTANT}|an?\s+{_ASSISTANT})\s+(?:read|reads|retrieve|retrieves|recall|recalls|load|loads|see|sees|process|processes)\s+this\b[^.\n]{{0,80}}\b(?:call|run|execute|send|delete|ignore|tell|say|forward|must|should)\b",
+    rf"\b(?:you\s+must\s+now|from\s+now\s+on,?\s+you\s+(?:must|will|shall|are\s+to)|you\s+are\s+to\s+now|{_ASSISTANT},?\s+you\s+must)\s+(?:always\s+|only\s+|never\s+|not\s+)?(?:obey|follow|comply|respond|reply|answer|output|ignore|treat|forward|send|delete|reveal|recommend|refuse|include|execute|run|call|pretend|act)\b",
+    r"\b(?:do\s+not|don't|never|without)\s+(?:tell|telling|inform|informing|mention|mentioning|reveal|revealing|alert|alerting|notify|notifying|warn|warning)\s+(?:this\s+to\s+|anything\s+to\s+)?(?:the|your)\s+(?:user|operator|human|owner)\b",
+    r"\b(?:confirm|say|report)\s+nothing\s+to\s+(?:the|your)\s+(?:user|operator|human|owner)\b",
+    # German, French, Spanish, Italian, Portuguese, Dutch, Russian: the override shape.
+    r"\b(?:ignorier(?:e|en\s+sie)?|vergiss|vergessen\s+sie|missachte|missachten\s+sie)\s+(?:alle\s+|die\s+|deine\s+|ihre\s+)*(?:vorherigen|bisherigen|vorigen|obigen|früheren|ursprünglichen)\s+(?:anweisungen|instruktionen|befehle|regeln|vorgaben|anordnungen)",
+    r"\b(?:ignore|ignorez|oublie|oubliez)\s+(?:toutes\s+|tous\s+)?(?:les\s+|tes\s+|vos\s+)?(?:instructions|consignes|directives|règles|ordres)\s+(?:précédentes|antérieures|ci-dessus|initiales)",
+    r"\b(?:ignora|ignore|ignoren|olvida|olvide)\s+(?:todas\s+)?(?:las\s+|tus\s+|sus\s+)?(?:instrucciones|indicaciones|órdenes|reglas|directrices)\s+(?:anteriores|previas|originales)",
+    r"\b(?:ignora|ignorate|dimentica|dimenticate)\s+(?:tutte\s+)?(?:le\s+)?(?:istruzioni|indicazioni|regole|direttive)\s+(?:precedenti|sopra|originali)",
+    r"\b(?:ignore|ignora|ignorem|esqueça|esqueca)\s+(?:todas\s+)?(?:as\s+|suas\s+)?(?:instruções|instrucoes|orientações|orientacoes|regras|diretrizes)\s+(?:anteriores|prévias|previas|acima)",
+    r"\b(?:negeer|vergeet)\s+(?:alle\s+)?(?:de\s+|je\s+)?(?:vorige|eerdere|voorgaande|bovenstaande)\s+(?:instructies|opdrachten|regels)",
+    r"(?<![\w])(?:игнорируй|проигнорируй|игнорируйте|проигнорируйте|забудь|забудьте)\s+(?:все\s+)?(?:предыдущие|прежние|предшествующие|изначальные)\s+(?:инструкции|указания|команды|правила)",
+    # The "assistant without restrictions" shape in the same languages.
+    r"\b(?:assistent|assistant|asistente|assistente|ассистент)\s+(?:ohne|sans|sin|senza|sem|zonder|без)\s+(?:jede\s+|aucune\s+|ninguna\s+|alcuna\s+|nenhuma\s+)?(?:einschränkungen|restrictions|règles|restricciones|limiti|restrições|restricoes|beperkingen|ограничений)",
+)
+
+TOOL_CALL: Final = _compile(
+    # JSON function-call shapes.
+    r"\{\s*\"name\"\s*:\s*\"[^\"\n]{1,80}\"\s*,\s*\"(?:arguments|parameters|args|input|params)\"\s*:",
+    r"\"(?:function_call|tool_calls?|tool_use|tool_name|functionCall|toolCall)\"\s*:",
+    r"\"type\"\s*:\s*\"(?:function|tool_use|tool_call)\"",
+    # MCP / JSON-RPC call blocks.
+    r"\"method\"\s*:\s*\"(?:tools/call|tools/list|resources/read|prompts/get|sampling/createMessage)\"",
+    r"\"jsonrpc\"\s*:\s*\"2\.0\"",
+    r"\bmcp__[a-z0-9_]+__[a-z0-9_]+",
+    # XML tool tags and chat-template tool tokens.
+    r"<\s*/?\s*(?:[a-z]+:)?(?:tool_call|tool_calls|tool_use|tool_code|tool_result|function_calls?|invoke|use_mcp_tool|mcp_call|execute_command|run_command|function=)[^>]{0,200}>",
+    r"<\s*parameter\s+name\s*=",
+    r"\[TOOL_CALLS\]|<\|python_tag\|>|<\|tool_call\|>|<\|function_call\|>",
+)
+
+_SENSITIVE = (
+    r"(?:api[\s_-]?keys?|passwords?|passwd|credentials?|secrets?|(?:access|auth|bearer|session)\s+tokens?|tokens"
+    r"|private\s+keys?|ssh\s+keys?|seed\s+phrases?|recovery\s+phrases?|\.env\b|env(?:ironment)?\s+variables"
+    r"|cookies|conversation(?:\s+history)?|chat\s+(?:history|logs?)|memor(?:y|ies)(?:\s+store)?|system\s+prompt"
+    r"|(?:saved|stored)\s+(?:notes|data|drawers)|user'?s?\s+(?:data|files|emails?)|contents?\s+of"
+    r"|mots\s+de\s+passe|contraseñas|password\s+salvate|senhas|пароли|passwörter|kennwörter"
+    r"|gesprächsverlauf|historial|cronologia|histórico|историю)"
+)
+_DESTINATION = r"(?:https?://|ftp://|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\S*webhook|\S*\.(?:onion|ngrok\.io|ngrok-free\.app))"
+_SEND = (
+    r"(?:send|sends|sending|forward|post|upload|transmit|e-?mail|mail|leak|exfiltrate|beam|sync|copy|paste"
+    r"|submit|report|share|schicke|sende|envoie|transmets|envía|envia|invia|envie|отправь|перешли)"
+)
+
+EXFILTRATION: Final = _compile(
+    # "send <secret> to <destination>" and "send … to <url/webhook>".
+    rf"\b{_SEND}\b[^\n]{{0,80}}?{_SENSITIVE}[^\n]{{0,120}}?\b(?:to|at|into|an|à|a|para|на|all')\s*{_DESTINATION}",
+    rf"\b{_SEND}\b[^\n]{{0,60}}?{_SENSITIVE}[^\n]{{0,80}}?\b(?:to|an|à|a|para|на|all')\s*(?:the\s+|l'|die\s+|la\s+|o\s+)?(?:address|adresse|dirección|direccion|indirizzo|endereço|endereco|адрес)\b",
+    rf"\b{_SEND}\b[^\n]{{0,60}}?\bto\s+(?:https?://|\S*webhook)",
+    # Data-bearing URLs: a query that carries a template placeholder, a long value or a data-named key.
+    r"https?://[^\s<>\"')]+\?[^\s<>\"')]*(?:\{[^}\s]{1,60}\}|\$\{?[A-Za-z_]|%7B|\[[A-Z_]{3,}\]|<[a-z_]{3,}>)",
+    r"https?://[^\s<>\"')]+\?(?:[^\s<>\"')]*[&;])?(?:data|d|q|payload|secret|key|token|pw|pass|password|creds?|memory|mem|history|conv|chat|content|msg|leak|exfil|cookie|session|email|user)=[^\s&<>\"')]{16,}",
+    # Webhook, capture and tunnel hosts.
+    r"https?://[^\s/]*(?:webhook\.site|requestbin|pipedream\.net|hookbin|ngrok(?:-free)?\.(?:io|app)|burpcollaborator|interact\.sh|oast\.(?:fun|live|site|me|pro)|canarytokens)",
+    r"https?://(?:hooks\.slack\.com/services|discord(?:app)?\.com/api/webhooks)/",
+    # Shell transfer shapes.
+    r"\b(?:curl|wget|iwr|invoke-webrequest|invoke-restmethod)\b[^\n]{0,120}?(?:https?://|\s-d\s|--data|--upload-file|-T\s|\|\s*(?:ba|z)?sh\b)",
+    r"\|\s*(?:ba|z)?sh\b|\b(?:nc|ncat|netcat)\s+-[a-z]*e\b",
+    r"\b(?:navigator\.sendBeacon|XMLHttpRequest|fetch\s*\(\s*['\"`]https?://|requests\.(?:post|put)\s*\(\s*['\"]https?://)",
+    # Markdown and HTML image beacons to a URL carrying a query.
+    r"!\[[^\]\n]{0,200}\]\(\s*<?https?://[^\s)>]+\?[^\s)>]*=",
+    r"<img\b[^>]{0,200}\bsrc\s*=\s*['\"]?https?://[^\s'\">]+\?[^\s'\">]*=",
+)
+
+#: Candidate encoded runs; the detector decodes each and trips only when it decodes to text.
+ENCODED_RUNS: Final = {
+    "base64": re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{40,}={0,2}"),
+    "hex": re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){24,}(?![0-9A-Fa-f])|(?:\\x[0-9A-Fa-f]{2}){16,}"),
+    "percent": re.compile(r"(?:%[0-9A-Fa-f]{2}){12,}"),
+}
+
+# Literal gates, one per pattern above and in the same order: a pattern runs only on a text whose
+# case-folded form contains one of its gate strings. Each gate is a substring every match of its pattern
+# must contain (a test checks this on every fixture match), so the gates change speed, never answers.
+IMPERATIVE_GATES: Final[tuple[tuple[str, ...], ...]] = (
+    ("ignore", "disregard", "forget", "override", "overrule", "bypass", "discard"),
+    ("ignore", "disregard", "forget"),
+    ("void", "revoked", "cancel", "obsolete", "superseded", "lifted", "disabled", "no longer"),
+    ("system",),
+    ("system",),
+    ("<|",),
+    ("inst]", "<<", "system"),
+    ("system",),
+    ("system",),
+    ("you are now", "act as", "pretend", "roleplay", "role-play"),
+    ("anything now", "developer mode", "jailbreak", "god mode"),
+    ("restriction", "filter", "rules", "limits", "guidelines", "safety polic"),
+    ("you are now", "pretend", "act as"),
+    ("stay in character",),
+    ("note", "message", "instruction", "attention", "reminder", "directive", "memo"),
+    ("reading this", "retrieving this", "processing this", "loading this", "parsing this", "summari"),
+    ("when",),
+    ("must", "from now on", "are to"),
+    ("tell", "inform", "mention", "reveal", "alert", "notify", "warn"),
+    ("nothing to",),
+    ("ignor", "vergiss", "vergessen", "missacht"),
+    ("ignor", "oubli"),
+    ("ignor", "olvid"),
+    ("ignor", "diment"),
+    ("ignor", "esque"),
+    ("negeer", "vergeet"),
+    ("игнор", "проигнор", "забуд"),
+    ("ohne", "sans", "sin", "senza", "sem", "zonder", "без"),
+)
+TOOL_CALL_GATES: Final[tuple[tuple[str, ...], ...]] = (
+    ('"name"',),
+    ("function_call", "tool_call", "tool_use", "tool_name", "functioncall", "toolcall"),
+    ('"type"',),
+    ('"method"',),
+    ("jsonrpc",),
+    ("mcp__",),
+    ("<",),
+    ("parameter",),
+    ("[tool_calls]", "<|"),
+)
+EXFILTRATION_GATES: Final[tuple[tuple[str, ...], ...]] = (
+    ("http", "ftp://", "@", "webhook", ".onion", "ngrok"),
+    ("address", "adresse", "direcci", "indirizzo", "endere", "адрес"),
+    ("http", "webhook"),
+    ("http",),
+    ("http",),
+    ("http",),
+    ("http",),
+    ("curl", "wget", "iwr", "invoke-web", "invoke-rest"),
+    ("|", "nc"),
+    ("sendbeacon", "xmlhttprequest", "fetch", "requests."),
+    ("](",),
+    ("<img",),
+)
