@@ -16,6 +16,7 @@ from undercroft_bench.errors import Error
 from undercroft_bench.locomo_data import load_locomo
 from undercroft_bench.locomo_eval import UNITS, LocomoSettings, format_locomo, locomo_json, run_locomo
 from undercroft_bench.longmemeval import format_longmemeval, load_longmemeval, longmemeval_json, run_longmemeval
+from undercroft_bench.vs_cli import add_vs_parser, run_vs
 
 __all__ = ["main"]
 
@@ -45,6 +46,8 @@ def _parser() -> argparse.ArgumentParser:
     lme.add_argument("--arm", choices=sorted(ARMS), default="bm25", help="retrieval system under test")
     lme.add_argument("--seed", type=int, default=0, help="seed of randomised arms (default 0)")
     lme.add_argument("--json", type=pathlib.Path, default=None, metavar="OUT", help="write the full report")
+
+    add_vs_parser(commands)
     return parser
 
 
@@ -92,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
             _locomo(args)
         elif args.command == "longmemeval":
             _longmemeval(args)
+        elif args.command == "vs":
+            run_vs(args)
         else:
             parser.print_help()
     except Error as error:
