@@ -10,6 +10,7 @@ dropped silently.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -145,16 +146,16 @@ def _conversation_plans(
         turns = [render_turn(message.speaker, message.text) for message in messages]
         rendered = render_turns((message.speaker, message.text) for message in messages)
         # Each message's [start, end) in the rendered text, to date every chunk by the messages it holds.
-        spans: list[tuple[int, int]] = []
+        starts: list[int] = []
+        ends: list[int] = []
         offset = 0
         for turn in turns:
-            spans.append((offset, offset + len(turn)))
+            starts.append(offset)
+            ends.append(offset + len(turn))
             offset += len(turn) + 2
         chosen_room = room if room is not None else conversation_room(rendered)
         for piece in chunk(rendered, target=target):
-            held = [
-                m for m, (start, end) in zip(messages, spans, strict=True) if start < piece.end and end > piece.start
-            ]
+            held = messages[bisect.bisect_right(ends, piece.start) : bisect.bisect_left(starts, piece.end)]
             plans.append(
                 DrawerPlan(
                     wing,
