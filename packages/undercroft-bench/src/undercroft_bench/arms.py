@@ -6,6 +6,7 @@ from undercroft_bench.bm25 import make_bm25
 from undercroft_bench.errors import InvalidSetting
 from undercroft_bench.random_pick import make_random
 from undercroft_bench.retriever import ArmContext, ArmFactory, Retriever
+from undercroft_bench.undercroft_arm import make_undercroft
 
 __all__ = ["ARMS", "build_retriever", "resolve_arm"]
 
@@ -17,6 +18,7 @@ __all__ = ["ARMS", "build_retriever", "resolve_arm"]
 ARMS: dict[str, ArmFactory] = {
     "bm25": make_bm25,
     "random": make_random,
+    "undercroft": make_undercroft,
 }
 
 

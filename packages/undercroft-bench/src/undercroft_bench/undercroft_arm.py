@@ -1,0 +1,97 @@
+"""The `undercroft` arm: a fresh sealed vault per scope, searched by the store's own hybrid search.
+
+One temporary palace per scope holds one sealed vault opened with the zero-download hash embedder. Every
+chunk is saved through the store's public batch write API (one transaction) as a drawer in the room named
+after its session; the write results' ids map each drawer back to its chunk. A question is answered by
+`undercroft_store.search.Searcher` with ``limit`` = the instrument's pool, and the hits' ids are returned in
+the order the store ranked them: an honest pass-through, no re-ranking here.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+
+from undercroft_core import Drawer, HashEmbedder, append_drawer_id
+from undercroft_store import DrawerWrite, Palace, Screen
+from undercroft_store.search import Searcher, SearchRequest
+
+from undercroft_bench.chunking import Chunk
+from undercroft_bench.errors import RetrieverFault
+from undercroft_bench.retriever import ArmContext
+
+__all__ = ["ARM_WING", "FILED_AT", "UndercroftRetriever", "make_undercroft"]
+
+#: The wing every chunk of a scope is filed under.
+ARM_WING = "bench"
+#: A fixed filing stamp: recency is write order, never wall-clock age, so the stamp changes no ranking.
+FILED_AT = "2024-01-01T00:00:00Z"
+_ROOM_CHARS = re.compile(r"[^a-z0-9_-]+")
+
+
+def _room(session_id: str) -> str:
+    return "session-" + (_ROOM_CHARS.sub("-", session_id.lower()).strip("-") or "none")
+
+
+class UndercroftRetriever:
+    """One scope's sealed vault in a temporary palace, removed when the retriever is collected."""
+
+    def __init__(self, context: ArmContext) -> None:
+        """Create the palace and the sealed vault (hash embedder); nothing is written yet."""
+        self._directory = tempfile.TemporaryDirectory(prefix="undercroft-arm-")
+        self._palace = Palace(Path(self._directory.name))
+        self._palace.create_vault("bench", level="sealed")
+        self._embedder = HashEmbedder()
+        self._store = self._palace.open_vault("bench", self._embedder)
+        self._searcher = Searcher.from_settings(self._store, self._embedder)
+        self._chunk_of: dict[str, str] = {}
+        self._indexed = False
+        self.scope_id = context.scope_id
+        weakref.finalize(self, _close, self._store, self._palace, self._directory)
+
+    def index(self, chunks: Sequence[Chunk]) -> None:
+        """Save every chunk as one drawer (one batch, screened like any save) and keep the id mapping."""
+        if self._indexed:
+            raise RetrieverFault("undercroft: index() was already called for this scope")
+        self._indexed = True
+        drawers = []
+        for position, item in enumerate(chunks):
+            room = _room(item.session_id)
+            drawers.append(
+                DrawerWrite(
+                    Drawer(
+                        id=append_drawer_id(ARM_WING, room, position),
+                        content=item.text,
+                        wing=ARM_WING,
+                        room=room,
+                        chunk_index=position,
+                        id_recipe="append",
+                        added_by="bench",
+                        filed_at=FILED_AT,
+                    )
+                )
+            )
+        results = self._store.write(drawers, screening=Screen())
+        for item, result in zip(chunks, results, strict=True):
+            self._chunk_of[result.id] = item.chunk_id
+
+    def search(self, question: str, k: int) -> list[str]:
+        """The store's ranking for ``question`` with ``limit = k``, mapped back to chunk ids."""
+        result = self._searcher.search(SearchRequest(question, limit=k))
+        return [self._chunk_of[hit.id] for hit in result.hits]
+
+
+def _close(store: object, palace: Palace, directory: tempfile.TemporaryDirectory[str]) -> None:
+    close = getattr(store, "close", None)
+    if close is not None:
+        close()
+    palace.close()
+    directory.cleanup()
+
+
+def make_undercroft(context: ArmContext) -> UndercroftRetriever:
+    """Arm factory: one fresh sealed vault per scope."""
+    return UndercroftRetriever(context)

@@ -1,0 +1,1 @@
+"""Private helpers of the search pipeline (not part of any public API)."""

@@ -1,0 +1,162 @@
+"""Candidate generation: the decrypt-once embedding cache, the pool sizing, and the default full-scan tier.
+
+Sealed embeddings are decrypted once per open (per store ``generation``) into a float32 matrix of unit rows;
+a committed write by this or any other connection bumps the generation and the next search rebuilds it.
+
+The pool is two-stage. Stage 1 draws at least ``population / UNDERCROFT_POOL_DIV`` candidates (never fewer
+than the hydration size); stage 2 cuts them back to the hydration size by exact cosine. The hydration size
+is ``max(256, depth · 32)`` — floored, because on a sealed vault hydration is the only door through which
+BM25 evidence reaches fusion. A declared scope sizes the pool by its own population; an exclusion keeps the
+unscoped geometry. A scope no larger than the hydration size is scanned exactly (every member hydrated).
+
+Later tiers (PQ/IVF, FDE, HNSW) implement :class:`CandidateTier`; everything downstream is identical.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from undercroft_store.store import EmbeddingMatrix
+
+__all__ = [
+    "HYDRATION_FLOOR",
+    "HYDRATION_PER_RANK",
+    "CandidateTier",
+    "Candidates",
+    "EmbeddingCache",
+    "EmbeddingSource",
+    "FullScanTier",
+    "PoolPlan",
+    "plan_pool",
+]
+
+#: Fewest candidates hydrated for any page.
+HYDRATION_FLOOR: Final = 256
+#: Candidates hydrated per rank of depth.
+HYDRATION_PER_RANK: Final = 32
+
+
+class EmbeddingSource(Protocol):
+    """What the cache reads from a vault: its change counter and every embedding, decrypted once."""
+
+    @property
+    def generation(self) -> int:
+        """Bumped on every committed write (any connection)."""
+        ...
+
+    def iter_embeddings(self) -> EmbeddingMatrix:
+        """Every embedding: seq (ascending), id, int8 codes and per-vector scales."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    generation: int
+    seqs: NDArray[np.int64]
+    unit: NDArray[np.float32]
+
+
+class EmbeddingCache:
+    """The decrypt-once RAM cache of one vault's embeddings, as unit float32 rows ordered by seq."""
+
+    def __init__(self) -> None:
+        """An empty cache; the first search fills it."""
+        self._snapshot: _Snapshot | None = None
+        self.rebuilds = 0
+
+    def load(self, source: EmbeddingSource) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        """``(seqs, unit rows)`` for the source's current generation, rebuilt only when it moved."""
+        generation = source.generation
+        snapshot = self._snapshot
+        if snapshot is None or snapshot.generation != generation:
+            matrix = source.iter_embeddings()
+            vectors = matrix.codes.astype(np.float32) * matrix.scales[:, np.newaxis]
+            norms = np.linalg.norm(vectors, axis=1)
+            vectors /= np.where(norms > 0.0, norms, 1.0)[:, np.newaxis]
+            order = np.argsort(matrix.seqs, kind="stable")
+            snapshot = _Snapshot(
+                generation, np.ascontiguousarray(matrix.seqs[order]), np.ascontiguousarray(vectors[order])
+            )
+            self._snapshot = snapshot
+            self.rebuilds += 1
+        return snapshot.seqs, snapshot.unit
+
+    def clear(self) -> None:
+        """Drop the cached matrix (closing a vault wipes it with the keys)."""
+        self._snapshot = None
+
+
+@dataclass(frozen=True, slots=True)
+class PoolPlan:
+    """How many candidates each stage draws for one search."""
+
+    stage_one: int
+    hydrate: int
+    exact: bool
+
+
+def plan_pool(scope_size: int, geometry: int, depth: int, pool_div: int | None) -> PoolPlan:
+    """Size the pool: hydration ``max(256, depth·32)``; stage 1 at least ``geometry / pool_div``."""
+    hydrate = max(HYDRATION_FLOOR, depth * HYDRATION_PER_RANK)
+    if scope_size <= hydrate:
+        return PoolPlan(stage_one=scope_size, hydrate=scope_size, exact=True)
+    wide = geometry // pool_div if pool_div else 0
+    stage_one = min(scope_size, max(hydrate, wide))
+    return PoolPlan(stage_one=stage_one, hydrate=hydrate, exact=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """The candidates to hydrate, best cosine first, with their exact cosines."""
+
+    seqs: NDArray[np.int64]
+    cosines: NDArray[np.float32]
+    stage_one: int
+
+
+class CandidateTier(Protocol):
+    """A candidate generator: the scope's members most similar to the query, exact cosine attached."""
+
+    name: str
+
+    def candidates(self, query: NDArray[np.float32], scope_seqs: NDArray[np.int64], plan: PoolPlan) -> Candidates:
+        """Draw ``plan.stage_one`` members of the scope, cut to ``plan.hydrate`` by exact cosine."""
+        ...
+
+
+class FullScanTier:
+    """The default tier: exact cosine over the scope's rows of the cached matrix (stage 1 is already exact)."""
+
+    name = "full-scan"
+
+    def __init__(self, seqs: NDArray[np.int64], unit: NDArray[np.float32]) -> None:
+        """Serve candidates from a cache snapshot (``seqs`` ascending, one unit row each)."""
+        self._seqs = seqs
+        self._unit = unit
+
+    def candidates(self, query: NDArray[np.float32], scope_seqs: NDArray[np.int64], plan: PoolPlan) -> Candidates:
+        """Exact cosine over the scope, the best ``plan.hydrate`` kept (all of a small scope)."""
+        rows = _members(self._seqs, scope_seqs)
+        whole = len(rows) == len(self._seqs)
+        cosines = (self._unit @ query) if whole else (self._unit[rows] @ query)
+        keep = min(plan.hydrate, len(rows))
+        if keep < len(rows):
+            top = np.argpartition(-cosines, keep - 1)[:keep]
+        else:
+            top = np.arange(len(rows))
+        # Best cosine first; ties by write order so the draw is deterministic.
+        order = top[np.lexsort((top, -cosines[top]))]
+        chosen = rows[order] if not whole else order
+        return Candidates(seqs=self._seqs[chosen], cosines=cosines[order].astype(np.float32), stage_one=len(rows))
+
+
+def _members(seqs: NDArray[np.int64], wanted: NDArray[np.int64]) -> NDArray[np.intp]:
+    rows = np.searchsorted(seqs, wanted)
+    inside = rows < len(seqs)
+    rows = rows[inside]
+    found: NDArray[np.intp] = rows[seqs[rows] == wanted[inside]]
+    return found

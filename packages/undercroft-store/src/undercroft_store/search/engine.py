@@ -1,0 +1,259 @@
+"""The search pipeline over one opened vault: scope → candidates → verified hydration → fusion → gate →
+selection → hits. Every candidate is HMAC-verified and decrypted (sealed vaults) before it is scored.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from datetime import UTC, date, datetime
+from typing import Literal
+
+import numpy as np
+import undercroft_obs as obs
+from numpy.typing import NDArray
+from undercroft_config import settings
+from undercroft_core.drawer import Drawer
+from undercroft_core.embedder import Embedder
+from undercroft_core.errors import InvalidInput
+from undercroft_core.language import WhenWindow, drawer_anchor, parse_when, scan_time_mentions
+from undercroft_obs import names
+
+from undercroft_store.search._internal.entities import read_entities
+from undercroft_store.search._internal.term_bags import term_bag
+from undercroft_store.search.candidates import EmbeddingCache, FullScanTier, plan_pool
+from undercroft_store.search.errors import InvalidSearch
+from undercroft_store.search.fusion import FusionPolicy, recency_by_share, semantic_scores
+from undercroft_store.search.gate import admit, resolve_gate
+from undercroft_store.search.hits import SearchHit, SearchResult, elapsed_days
+from undercroft_store.search.lexical import LexicalQuery, score_lexical
+from undercroft_store.search.request import SearchRequest
+from undercroft_store.search.scope import TrustPolicy, resolve_scope
+from undercroft_store.search.selection import cap_rooms, page
+from undercroft_store.search.trace import SearchTrace
+from undercroft_store.store import VaultStore
+
+__all__ = ["Searcher"]
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _filed(drawer: Drawer) -> datetime:
+    return datetime.fromisoformat(drawer.filed_at.replace("Z", "+00:00"))
+
+
+class Searcher:
+    """Hybrid search over one opened vault. Holds the vault's decrypt-once embedding cache: keep one per handle."""
+
+    def __init__(
+        self,
+        store: VaultStore,
+        embedder: Embedder,
+        *,
+        fusion: FusionPolicy | None = None,
+        gate: float | Literal["off"] | None = None,
+        pool_div: int | None = 64,
+        trust: TrustPolicy | None = None,
+        trace: bool = False,
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> None:
+        """Bind the pipeline to ``store``; ``gate``/``fusion.floor`` default to the embedder's own calibration."""
+        self._store = store
+        self._embedder = embedder
+        self._fusion = fusion or FusionPolicy(floor=embedder.semantic_floor)
+        self._gate = resolve_gate(embedder, gate)
+        if pool_div is not None and (isinstance(pool_div, bool) or not isinstance(pool_div, int) or pool_div < 1):
+            raise InvalidSearch(f"pool_div must be a positive integer or None; got {pool_div!r}")
+        self._pool_div = pool_div
+        self._trust = trust or TrustPolicy({})
+        self._trace = trace
+        self._clock = clock
+        self.cache = EmbeddingCache()
+
+    @classmethod
+    def from_settings(
+        cls,
+        store: VaultStore,
+        embedder: Embedder,
+        *,
+        env: Mapping[str, str] | None = None,
+        trust_assignments: Mapping[str, str] | None = None,
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> Searcher:
+        """Build from the ``UNDERCROFT_*`` declarations (fusion, weight, floor, gate, pool div, trace, trust floor)."""
+        floor = settings.semantic_floor(env)
+        policy = FusionPolicy(
+            mode="legacy" if settings.fusion(env) == "legacy" else "bm25",
+            weight=settings.fusion_weight(env),
+            floor=embedder.semantic_floor if floor is None else floor,
+        )
+        vault_floor = settings.trust_floor(env)
+        return cls(
+            store,
+            embedder,
+            fusion=policy,
+            gate=settings.semantic_gate(env),
+            pool_div=settings.pool_div(env),
+            trust=TrustPolicy(dict(trust_assignments or {}), None if vault_floor is None else str(vault_floor)),
+            trace=settings.search_trace(env),
+            clock=clock,
+        )
+
+    @property
+    def gate(self) -> float | None:
+        """The semantic admission gate in force (None: lexical evidence only)."""
+        return self._gate
+
+    def _window(self, request: SearchRequest, today: date) -> WhenWindow | None:
+        try:
+            return parse_when(
+                request.when,
+                when_from_query=request.when_from_query,
+                query=request.query,
+                today=today,
+                conventions=request.conventions,
+                slack_days=request.slack_days,
+            )
+        except InvalidInput as error:
+            raise InvalidSearch(str(error)) from None
+
+    def _cut_at(self, seqs: NDArray[np.int64], ranked_at: datetime) -> NDArray[np.int64]:
+        """Drop drawers filed after ``ranked_at``: binary search on write order (filed_at grows with seq)."""
+        low, high = 0, len(seqs)
+        while low < high:
+            middle = (low + high) // 2
+            probe = self._store.hydrate([int(seqs[middle])])
+            if probe and _filed(probe[0]) > ranked_at:
+                high = middle
+            else:
+                low = middle + 1
+        return seqs[:low]
+
+    def _in_window(self, drawer: Drawer, window: WhenWindow, request: SearchRequest) -> bool:
+        anchor = drawer_anchor(drawer.content_date, drawer.filed_at)
+        if anchor is not None and window.overlaps(anchor):
+            return True
+        for mention in scan_time_mentions(drawer.content, anchor, request.conventions):
+            first = date.fromisoformat(mention.resolved)
+            if window.overlaps(first, date.fromisoformat(mention.resolved_end or mention.resolved)):
+                return True
+        return False
+
+    def search(self, request: SearchRequest) -> SearchResult:
+        """Run one search; integrity failures of any candidate raise the store's `RecordTampered`."""
+        started = time.perf_counter()
+        trace = SearchTrace(self._trace)
+        ranked_at = request.ranked_at
+        window = self._window(request, (ranked_at or self._clock()).date())
+        scope = resolve_scope(self._store, request, self._trust)
+        population = scope.seqs if ranked_at is None else self._cut_at(scope.seqs, ranked_at)
+        trace.mark("scope")
+        seqs, unit = self.cache.load(self._store)
+        tier = FullScanTier(seqs, unit)
+        trace.mark("cache")
+        query_vector = self._embedder.embed([request.query])[0]
+        norm = float(np.linalg.norm(query_vector))
+        if norm > 0.0:
+            query_vector = (query_vector / norm).astype(np.float32)
+        geometry = scope.geometry if scope.declared else max(scope.geometry, len(population))
+        plan = plan_pool(len(population), geometry, request.depth, self._pool_div)
+        drawn = tier.candidates(query_vector, population, plan)
+        trace.mark("candidates")
+        drawers: list[Drawer] = []
+        kept: list[int] = []
+        for position, seq in enumerate(drawn.seqs.tolist()):
+            found = self._store.hydrate([seq])
+            if found:  # a concurrent delete drops the candidate, never misaligns the others
+                drawers.append(found[0])
+                kept.append(position)
+        drawn_seqs, cosines = drawn.seqs[kept], drawn.cosines[kept]
+        trace.mark("hydrate")
+        bags = [term_bag(drawer.content) for drawer in drawers]
+        query = LexicalQuery.parse(request.query, request.conventions.language)
+        lexical = score_lexical(query, bags)
+        trace.mark("bm25")
+        policy = self._fusion
+        semantic = semantic_scores(cosines, policy.floor)
+        lexical_channel = policy.lexical_channel(lexical.total, lexical.coverage)
+        recency = recency_by_share(population, drawn_seqs)
+        weights = policy.weights(query.scripts, [bag.scripts for bag in bags])
+        scores = policy.fuse(semantic, lexical_channel, recency, weights)
+        passed = admit(lexical.exact, lexical.morph, cosines, self._gate)
+        positions = [int(i) for i in np.flatnonzero(passed)]
+        in_window: set[int] = set()
+        if window is not None:
+            in_window = {i for i in positions if self._in_window(drawers[i], window, request)}
+            if window.source == "declared":
+                positions = [i for i in positions if i in in_window]
+        promote = window is not None and window.source == "query"
+        positions.sort(key=lambda i: (promote and i not in in_window, -scores[i], int(drawn_seqs[i])))
+        trace.mark("fuse")
+        selected = cap_rooms(positions, [drawers[i].room for i in positions], request.room_cap, request.depth)
+        chosen = page(selected, request.offset, request.limit)
+        hits = tuple(
+            self._hit(
+                drawers[i],
+                request,
+                rank=request.offset + n,
+                scores=(float(scores[i]), float(semantic[i]), float(lexical_channel[i])),
+                channels=(float(lexical.exact[i]), float(lexical.morph[i])),
+            )
+            for n, i in enumerate(chosen)
+        )
+        trace.mark("hits")
+        self._signal(request, len(hits), time.perf_counter() - started)
+        trace.emit(
+            scope=scope.label, searched=len(population), pool=len(drawers), admitted=len(positions), tier=tier.name
+        )
+        return SearchResult(
+            hits=hits,
+            scope=scope.label,
+            searched=len(population),
+            pool=len(drawers),
+            admitted=len(positions),
+            unlabeled_excluded=scope.unlabeled_excluded,
+            trust_excluded_wings=scope.trust_excluded_wings,
+            window=window,
+            room_cap=request.room_cap,
+            ranked_at=None if ranked_at is None else ranked_at.isoformat(),
+            fusion=policy.mode,
+        )
+
+    def _hit(
+        self,
+        drawer: Drawer,
+        request: SearchRequest,
+        *,
+        rank: int,
+        scores: tuple[float, float, float],
+        channels: tuple[float, float],
+    ) -> SearchHit:
+        anchor = drawer_anchor(drawer.content_date, drawer.filed_at)
+        mentions = tuple(scan_time_mentions(drawer.content, anchor, request.conventions))
+        return SearchHit(
+            id=drawer.id,
+            content=drawer.content,
+            wing=drawer.wing,
+            room=drawer.room,
+            kind=drawer.kind,
+            content_date=drawer.content_date,
+            filed_at=drawer.filed_at,
+            occurrences=drawer.occurrences,
+            time_mentions=mentions,
+            entities=drawer.entities or read_entities(drawer.content),
+            elapsed_days=elapsed_days(anchor, request.as_of),
+            score=scores[0],
+            semantic=scores[1],
+            lexical=scores[2],
+            lexical_exact=channels[0],
+            lexical_morph=channels[1],
+            rank=rank,
+        )
+
+    def _signal(self, request: SearchRequest, hits: int, seconds: float) -> None:
+        obs.increment(names.SEARCH_TOTAL, fusion=self._fusion.mode)
+        obs.observe(names.SEARCH_DURATION_SECONDS, seconds)
+        obs.observe(names.SEARCH_HITS, hits)
+        obs.emit(names.EVENT_SEARCH, vault=self._store.name, wing=request.wing, room=request.room, hits=hits)

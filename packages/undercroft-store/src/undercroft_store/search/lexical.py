@@ -1,0 +1,201 @@
+"""Okapi BM25 over the language layer's lexical analysis, split into an exact and a morphological channel.
+
+The candidates are the hydrated, HMAC-verified drawers of one search, so the statistics (document count,
+document frequency, average length) are the pool's own: a sealed vault keeps no corpus-wide lexical index.
+Each query term forms one lexeme with its morphological relatives in the pool's vocabulary (the language
+layer's pairwise rules, under the language the query resolves to) and, when the term itself is absent from
+the pool, its typo neighbours. Within a lexeme the exact form counts fully and the other forms at
+:data:`MORPH_DISCOUNT` (:data:`TYPO_DISCOUNT` for a typo), so ``lexical = lexical_exact + lexical_morph``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Final
+
+import numpy as np
+from numpy.typing import NDArray
+from undercroft_core.language import (
+    LanguageResolution,
+    Token,
+    lexeme_keys,
+    resolve_language,
+    same_lexeme,
+    script_of,
+    typo_budget,
+)
+
+from undercroft_store.search._internal.term_bags import TermBag, term_list
+
+__all__ = ["BM25_B", "BM25_K1", "MORPH_DISCOUNT", "TYPO_DISCOUNT", "LexicalQuery", "LexicalScores", "score_lexical"]
+
+#: Term-frequency saturation.
+BM25_K1: Final = 1.2
+#: Length normalisation.
+BM25_B: Final = 0.75
+#: Weight of a morphological relative's occurrence against the query's own form.
+MORPH_DISCOUNT: Final = 0.5
+#: Weight of a typo neighbour's occurrence (only consulted when the query's form is absent from the pool).
+TYPO_DISCOUNT: Final = 0.35
+
+
+_RESOLUTION_SAMPLE: Final = 16
+
+
+@lru_cache(maxsize=1 << 18)
+def _script(term: str) -> str:
+    return script_of(term)
+
+
+@lru_cache(maxsize=1 << 18)
+def _keys(term: str) -> frozenset[str]:
+    return lexeme_keys(term, script_of(term))
+
+
+@lru_cache(maxsize=1 << 18)
+def _relative(query_term: str, term: str, language: str) -> bool:
+    return same_lexeme(query_term, term, language) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalQuery:
+    """The query side of the lexical channels: its terms (repeats kept, as classic BM25 counts them),
+    its letter scripts and the language resolution its morphology is read under."""
+
+    terms: tuple[str, ...]
+    scripts: frozenset[str]
+    resolution: LanguageResolution
+
+    @classmethod
+    def parse(cls, query: str, language: str | None = None) -> LexicalQuery:
+        """Analyse ``query``; a declared ``language`` wins over resolution from the query's own words."""
+        found, scripts = term_list(query)
+        return cls(tuple(found), scripts, resolve_language(query, declared=language))
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalScores:
+    """Per-candidate BM25, by channel: ``total = exact + morph``; ``coverage`` is the share of distinct query
+    terms found exactly (the legacy fusion's lexical channel)."""
+
+    exact: NDArray[np.float64]
+    morph: NDArray[np.float64]
+    total: NDArray[np.float64]
+    coverage: NDArray[np.float64]
+    query_weight: float
+
+
+def _buckets(vocabulary: set[str]) -> dict[str, list[str]]:
+    """The pool's vocabulary filed by lexeme key (keys are memoised per term across searches)."""
+    buckets: dict[str, list[str]] = {}
+    for term in vocabulary:
+        for key in _keys(term):
+            buckets.setdefault(key, []).append(term)
+    return buckets
+
+
+def _relatives(term: str, buckets: dict[str, list[str]], resolution: LanguageResolution) -> list[str]:
+    language = resolution.language_for(script_of(term))
+    if language is None:
+        return []
+    near = {other for key in _keys(term) for other in buckets.get(key, ())}
+    near.discard(term)
+    return sorted(other for other in near if _relative(term, other, language))
+
+
+def _edit_distance_within(first: str, second: str, budget: int) -> bool:
+    """Whether the Levenshtein distance of two terms is at most ``budget`` (banded dynamic programme)."""
+    if abs(len(first) - len(second)) > budget:
+        return False
+    previous = list(range(len(second) + 1))
+    for i, left in enumerate(first, 1):
+        current = [i] + [0] * len(second)
+        for j, right in enumerate(second, 1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (left != right))
+        if min(current) > budget:
+            return False
+        previous = current
+    return previous[-1] <= budget
+
+
+def _typos(term: str, vocabulary: set[str]) -> list[str]:
+    """Pool terms within :func:`~undercroft_core.language.typo_budget` edits of ``term`` (at least 3 letters)."""
+    budget = typo_budget(term)
+    if budget == 0:
+        return []
+    letters = frozenset(term)
+    found = []
+    for other in vocabulary:
+        if len(other) < 3 or abs(len(other) - len(term)) > budget:
+            continue
+        # Each edit changes the set of letters by at most two: a cheap filter before the exact check.
+        if len(letters.symmetric_difference(other)) > 2 * budget:
+            continue
+        if _edit_distance_within(term, other, budget):
+            found.append(other)
+    return sorted(found)
+
+
+def _pool_resolution(bags: Sequence[TermBag]) -> LanguageResolution:
+    """Resolve a language from the function words of the pool's best candidates (occurrences counted)."""
+    sample: Counter[str] = Counter()
+    for bag in bags[:_RESOLUTION_SAMPLE]:
+        sample.update(bag.counts)
+    # Three occurrences are all a decisive vote needs from any one word.
+    tokens = [Token(term, 0, len(term), _script(term)) for term, n in sorted(sample.items()) for _ in range(min(n, 3))]
+    return resolve_language(tokens)
+
+
+def score_lexical(query: LexicalQuery, bags: Sequence[TermBag]) -> LexicalScores:
+    """BM25 of every candidate ``bag`` against ``query``, channel by channel."""
+    count = len(bags)
+    exact = np.zeros(count, dtype=np.float64)
+    morph = np.zeros(count, dtype=np.float64)
+    coverage = np.zeros(count, dtype=np.float64)
+    distinct = list(dict.fromkeys(query.terms))
+    if count == 0 or not distinct:
+        return LexicalScores(exact, morph, exact.copy(), coverage, 0.0)
+    vocabulary: set[str] = set()
+    for bag in bags:
+        vocabulary.update(bag.counts)
+    lengths = np.fromiter((bag.length for bag in bags), dtype=np.float64, count=count)
+    average = float(lengths.mean()) or 1.0
+    norms = BM25_K1 * (1.0 - BM25_B + BM25_B * lengths / average)
+    repeats = {term: query.terms.count(term) for term in distinct}
+    resolution = query.resolution
+    if resolution.language is None:
+        # A short query rarely votes decisively: the pool's own function words decide its table instead.
+        resolution = _pool_resolution(bags)
+    query_weight = 0.0
+    buckets = _buckets(vocabulary)
+    for term in distinct:
+        forms: list[tuple[str, float]] = [(term, 1.0)] if term in vocabulary else []
+        forms += [(other, MORPH_DISCOUNT) for other in _relatives(term, buckets, resolution)]
+        if term not in vocabulary:
+            forms += [(other, TYPO_DISCOUNT) for other in _typos(term, vocabulary)]
+        if not forms:
+            continue
+        own = np.zeros(count, dtype=np.float64)
+        weighted = np.zeros(count, dtype=np.float64)
+        for position, bag in enumerate(bags):
+            counts = bag.counts
+            for form, weight in forms:
+                frequency = counts.get(form)
+                if frequency:
+                    weighted[position] += weight * frequency
+                    if weight == 1.0:
+                        own[position] = frequency
+        holding = int(np.count_nonzero(weighted))
+        idf = math.log(1.0 + (count - holding + 0.5) / (holding + 0.5))
+        factor = idf * (BM25_K1 + 1.0) * repeats[term]
+        query_weight += factor
+        exact_part = factor * own / (own + norms)
+        exact += exact_part
+        morph += factor * weighted / (weighted + norms) - exact_part
+        coverage += own > 0
+    coverage /= len(distinct)
+    return LexicalScores(exact, morph, exact + morph, coverage, query_weight)
