@@ -10,6 +10,7 @@ from undercroft_cli import __version__
 from undercroft_cli._internal.exit_codes import run_cli
 from undercroft_cli.drawer_commands import drawer_group, remember_command
 from undercroft_cli.integrity_commands import stats_command, verify_command
+from undercroft_cli.search_command import search_command
 from undercroft_cli.vault_commands import init_command, vault_group
 
 __all__ = ["cli", "main"]
@@ -31,6 +32,7 @@ cli.add_command(remember_command)
 cli.add_command(drawer_group)
 cli.add_command(verify_command)
 cli.add_command(stats_command)
+cli.add_command(search_command)
 
 
 def main() -> None:

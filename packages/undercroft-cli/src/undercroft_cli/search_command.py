@@ -1,0 +1,145 @@
+"""``undercroft search``: hybrid search over one vault, each hit rendered with its evidence.
+
+Every hit shows its wing/room, the drawer's own date, its id and the four evidence channels on their own
+line, then — when they apply — how long ago that was (``--as-of``), the other days the same words were
+recorded and the dates resolved out of its text; then the verbatim content. ``--json`` prints the result
+object instead. A date window in force is announced (``date window … read from the query``), and every
+filter discloses what it excluded.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime
+
+import click
+from undercroft_core import KIND_VOCAB, TRUST_VOCAB
+from undercroft_core.language import CALENDARS, DATE_ORDERS, LANGUAGES, WEEK_STARTS, reading_conventions
+from undercroft_store import DEFAULT_VAULT
+from undercroft_store.search import Searcher, SearchHit, SearchRequest, SearchResult
+
+from undercroft_cli._internal.composition import open_store, pick_embedder
+
+__all__ = ["render_hit", "render_result", "search_command"]
+
+
+def render_hit(hit: SearchHit) -> list[str]:
+    """The lines of one hit: header, evidence, optional dates, then the content indented."""
+    dated = hit.content_date or hit.filed_at
+    lines = [
+        f"[{hit.rank + 1}] {hit.wing}/{hit.room}  {dated}  {hit.id}",
+        f"    score {hit.score:.3f}  semantic {hit.semantic:.3f}  lexical {hit.lexical:.3f}  "
+        f"exact {hit.lexical_exact:.3f}  morph {hit.lexical_morph:.3f}",
+    ]
+    if hit.elapsed is not None:
+        lines.append(f"    elapsed: {hit.elapsed}")
+    if len(hit.occurrences) > 1:
+        lines.append("    also recorded: " + ", ".join(o.content_date or o.filed_at for o in hit.occurrences[1:]))
+    if hit.time_mentions:
+        rendered = [m.resolved + (f"..{m.resolved_end}" if m.resolved_end else "") for m in hit.time_mentions]
+        lines.append("    dates in text: " + ", ".join(rendered))
+    lines.extend("    | " + line for line in hit.content.splitlines() or [""])
+    return lines
+
+
+def render_result(result: SearchResult) -> list[str]:
+    """The whole page: notes (window, disclosures), then each hit, or a line saying there were none."""
+    lines: list[str] = []
+    if result.window is not None:
+        lines.append(f"({result.window.note()})")
+    if result.unlabeled_excluded is not None:
+        lines.append(f"(kind filter: {result.unlabeled_excluded} drawer(s) with no kind excluded)")
+    if result.trust_excluded_wings is not None:
+        wings = ", ".join(result.trust_excluded_wings) or "none"
+        lines.append(f"(trust floor: wings excluded: {wings})")
+    for hit in result.hits:
+        lines.extend(render_hit(hit))
+    if not result.hits:
+        lines.append(f"no hits (searched {result.searched} drawer(s), scope {result.scope})")
+    return lines
+
+
+def _date(value: str | None, flag: str) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an ISO date (YYYY-MM-DD)", param_hint=flag) from None
+
+
+def _instant(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an ISO 8601 timestamp", param_hint="--ranked-at") from None
+    if parsed.tzinfo is None:
+        raise click.BadParameter(f"{value!r} has no timezone (add Z or +00:00)", param_hint="--ranked-at")
+    return parsed
+
+
+@click.command("search")
+@click.argument("query")
+@click.option("--vault", default=DEFAULT_VAULT, show_default=True, help="Vault to search.")
+@click.option("--wing", default=None, help="Search only this wing.")
+@click.option("--room", default=None, help="Search only this room.")
+@click.option("--kind", type=click.Choice(KIND_VOCAB), default=None, help="Only drawers of this kind.")
+@click.option("--min-trust", type=click.Choice(TRUST_VOCAB), default=None, help="Exclude wings below this trust.")
+@click.option("-n", "--limit", type=int, default=10, show_default=True, help="Hits per page.")
+@click.option("--offset", type=int, default=0, show_default=True, help="First rank of the page.")
+@click.option("--ranked-at", default=None, help="Pin the ranking's clock (ISO 8601 with timezone) so pages tile.")
+@click.option("--room-cap", type=int, default=None, help="Soft per-room cap on the page (refilled in score order).")
+@click.option("--language", type=click.Choice(LANGUAGES), default=None, help="Declare the corpus language.")
+@click.option("--week-start", type=click.Choice(WEEK_STARTS), default=None)
+@click.option("--date-order", type=click.Choice(DATE_ORDERS), default=None)
+@click.option("--calendar", type=click.Choice(CALENDARS), default=None)
+@click.option("--when", default=None, help="Date window: YYYY[-MM[-DD]], A..B, or an expression like 'last week'.")
+@click.option("--when-from-query", is_flag=True, help="Read the date window out of the query.")
+@click.option("--as-of", default=None, help="Report each hit's elapsed days up to this date (YYYY-MM-DD).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def search_command(
+    query: str,
+    vault: str,
+    wing: str | None,
+    room: str | None,
+    kind: str | None,
+    min_trust: str | None,
+    limit: int,
+    offset: int,
+    ranked_at: str | None,
+    room_cap: int | None,
+    language: str | None,
+    week_start: str | None,
+    date_order: str | None,
+    calendar: str | None,
+    when: str | None,
+    when_from_query: bool,
+    as_of: str | None,
+    as_json: bool,
+) -> int:
+    """Search QUERY in a vault (hybrid: cosine + BM25 + recency, every hit HMAC-verified)."""
+    request = SearchRequest(
+        query,
+        limit=limit,
+        offset=offset,
+        wing=wing,
+        room=room,
+        kind=kind,
+        min_trust=min_trust,
+        ranked_at=_instant(ranked_at),
+        room_cap=room_cap,
+        when=when,
+        when_from_query=when_from_query,
+        as_of=_date(as_of, "--as-of"),
+        conventions=reading_conventions(language, date_order, week_start, calendar),
+    )
+    with open_store(vault, read_only=True) as store:
+        result = Searcher.from_settings(store, pick_embedder()).search(request)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        for line in render_result(result):
+            click.echo(line)
+    return 0
