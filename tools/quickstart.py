@@ -12,8 +12,14 @@ import subprocess
 import sys
 import tempfile
 
+WORDS = "We chose GraphQL over REST for the mobile API"
+
 STEPS: list[list[str]] = [
     ["undercroft", "--version"],
+    ["undercroft", "init"],
+    ["undercroft", "remember", WORDS, "--wing", "backend", "--room", "decisions"],
+    ["undercroft", "search", "why graphql"],
+    ["undercroft", "verify"],
 ]
 
 
@@ -21,7 +27,8 @@ def main() -> int:
     """Run each step, echoing the command and its output."""
     home = os.environ.get("UNDERCROFT_HOME") or tempfile.mkdtemp(prefix="undercroft-quickstart-")
     env = dict(os.environ, UNDERCROFT_HOME=home)
-    exe = shutil.which("undercroft")
+    # The program installed beside this interpreter first (uv run puts it on PATH too).
+    exe = shutil.which("undercroft", path=os.path.dirname(sys.executable)) or shutil.which("undercroft")
     if exe is None:
         print("undercroft is not installed in this environment: run `python3 -m uv sync --locked`", file=sys.stderr)
         return 1
@@ -34,7 +41,10 @@ def main() -> int:
         if result.returncode != 0:
             print(f"step failed with exit {result.returncode}", file=sys.stderr)
             return result.returncode
-    print("quickstart: ok")
+        if step[1] == "search" and WORDS not in result.stdout:
+            print("search did not return the exact words that were remembered", file=sys.stderr)
+            return 1
+    print("quickstart: ok (the search returned the exact words)")
     return 0
 
 
