@@ -110,8 +110,8 @@ def _findings(text: str, subject: Subject, signal: Signal, spans: Iterable[tuple
     """Character spans → findings with UTF-8 byte offsets (overlapping spans of one signal merged)."""
     findings = []
     for start, end in _merge(spans):
-        byte_start = len(text[:start].encode("utf-8"))
-        byte_end = byte_start + len(text[start:end].encode("utf-8"))
+        byte_start = len(text[:start].encode("utf-8", "surrogatepass"))
+        byte_end = byte_start + len(text[start:end].encode("utf-8", "surrogatepass"))
         findings.append(Finding(subject, byte_start, byte_end, signal))
     return findings
 
