@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 
 import undercroft_obs as obs
 from undercroft_obs import names
-from undercroft_vault import AnchorPosition, Domain, IntegrityFailure, compute_tag, constant_time_equal, locate_anchor
+from undercroft_vault import (
+    AnchorPosition,
+    AuditRow,
+    Domain,
+    IntegrityFailure,
+    compute_tag,
+    constant_time_equal,
+    locate_anchor,
+)
 from undercroft_vault import replay as replay_chain
 
 from undercroft_store._internal.context import VaultContext
@@ -116,9 +124,8 @@ def _check_drawers(context: VaultContext, report: VerifyReport) -> dict[str, byt
     return live
 
 
-def _check_chain(context: VaultContext, report: VerifyReport) -> None:
+def _check_chain(context: VaultContext, report: VerifyReport, rows: list[AuditRow]) -> None:
     connection = context.connection
-    rows = read_audit_rows(connection)
     report.chain_records = len(rows)
     stored = connection.execute("SELECT head, height FROM chain_meta WHERE id = 1").fetchone()
     if stored is None:
@@ -142,13 +149,13 @@ def _check_chain(context: VaultContext, report: VerifyReport) -> None:
         obs.increment(names.HMAC_VERIFY_FAILURES_TOTAL, surface="chain")
 
 
-def _check_labels(context: VaultContext, report: VerifyReport, live: dict[str, bytes]) -> None:
+def _check_labels(context: VaultContext, report: VerifyReport, live: dict[str, bytes], rows: list[AuditRow]) -> None:
     tombstones = {
         drawer_id: bytes(tag) for drawer_id, tag in context.connection.execute("SELECT drawer_id, tag FROM tombstones")
     }
     newest_write: dict[str, bytes] = {}
     newest_delete: dict[str, bytes] = {}
-    for row in read_audit_rows(context.connection):
+    for row in rows:
         kind, _, drawer_id = row.record_id.partition("/")
         if kind == "drawer":
             newest_write[drawer_id] = row.tag
@@ -174,7 +181,13 @@ def _check_labels(context: VaultContext, report: VerifyReport, live: dict[str, b
 def verify_vault(context: VaultContext) -> VerifyReport:
     """Run every leg over the raw rows of an open vault (a read: nothing is written or re-anchored)."""
     report = VerifyReport(vault=context.vault_id)
-    live = _check_drawers(context, report)
-    _check_chain(context, report)
-    _check_labels(context, report, live)
+    connection = context.connection
+    connection.execute("BEGIN")  # one snapshot for every leg
+    try:
+        live = _check_drawers(context, report)
+        rows = read_audit_rows(connection)
+        _check_chain(context, report, rows)
+        _check_labels(context, report, live, rows)
+    finally:
+        connection.execute("COMMIT")
     return report
