@@ -16,7 +16,7 @@ from typing import Final, Literal
 
 from undercroft_core.language._internal.language_table import TABLES
 from undercroft_core.language.morphology import require_language
-from undercroft_core.language.tokens import Token, tokenize
+from undercroft_core.language.tokens import Token, term_counts
 
 __all__ = [
     "MIN_VOTES",
@@ -73,13 +73,12 @@ class LanguageResolution:
         return None
 
 
-def _vote(tokens: Iterable[Token]) -> Counter[str]:
+def _vote(counts: Counter[str]) -> Counter[str]:
+    # Each distinct function word credits its languages with its count.
     votes: Counter[str] = Counter()
-    voters = _VOTERS
-    for token in tokens:
-        codes = voters.get(token.text)
-        if codes is not None:
-            votes.update(codes)
+    for word in filter(_VOTERS.__contains__, counts):
+        for code in _VOTERS[word]:
+            votes[code] += counts[word]
     return votes
 
 
@@ -92,14 +91,22 @@ def resolve_language(text_or_tokens: str | Iterable[Token], declared: str | None
     if declared is not None:
         require_language(declared)
         return LanguageResolution(declared, "declared")
-    tokens = tokenize(text_or_tokens) if isinstance(text_or_tokens, str) else list(text_or_tokens)
-    scripts = Counter(token.script for token in tokens if token.script in _LETTERED)
+    if isinstance(text_or_tokens, str):
+        # The bulk path: counts without building a token each. Counting every script then
+        # dropping "number" keeps first-seen order, so most_common breaks ties the same way.
+        words, scripts = term_counts(text_or_tokens)
+        for unlettered in scripts.keys() - _LETTERED:
+            del scripts[unlettered]
+    else:
+        tokens = list(text_or_tokens)
+        scripts = Counter(token.script for token in tokens if token.script in _LETTERED)
+        words = Counter(token.text for token in tokens)
     if scripts:
         dominant, _count = scripts.most_common(1)[0]
         settled = SCRIPT_LANGUAGES.get(dominant)
         if settled is not None:
             return LanguageResolution(settled[0], "script", approximate=settled[1])
-    votes = _vote(tokens)
+    votes = _vote(words)
     ranked = tuple(sorted(votes.items(), key=lambda item: (-item[1], item[0])))
     if ranked:
         leader, hits = ranked[0]

@@ -9,12 +9,14 @@ spaces, become overlapping character bigrams; digits in any numeral system read 
 from __future__ import annotations
 
 import unicodedata
+from collections import Counter
 from collections.abc import Callable
+from itertools import accumulate, compress, repeat
 from typing import Final, NamedTuple
 
 import regex
 
-__all__ = ["SCRIPTS", "Token", "normalize_term", "script_of", "terms", "tokenize"]
+__all__ = ["SCRIPTS", "Token", "normalize_term", "script_of", "term_counts", "terms", "terms_and_scripts", "tokenize"]
 
 #: Every script name a token can carry.
 SCRIPTS: Final = (
@@ -50,8 +52,9 @@ _RUN: Final = regex.compile(
     r"|(?P<other>[\p{L}\p{M}]+)"
 )
 
-# A word of any script: one fast class; only a non-ASCII word is split by script.
-_WORD: Final = regex.compile(r"[\p{L}\p{M}\p{Nd}]+")
+# A word of any script, captured so that one split yields words and the gaps between them.
+_WORD_SPLIT: Final = regex.compile(r"([\p{L}\p{M}\p{Nd}]+)")
+_tuple_new: Final = tuple.__new__
 
 # Arabic short vowels, shadda, sukun, dagger alef and tatweel are optional in writing, and
 # the hamza-carrying alefs are written interchangeably with the bare one.
@@ -104,17 +107,133 @@ def tokenize(text: str) -> list[Token]:
     Punctuation and whitespace separate tokens; a change of script does too. Han and Kana runs
     (written without spaces) yield overlapping bigrams, a lone character itself.
     """
-    tokens: list[Token] = []
-    append = tokens.append
-    for word in _WORD.finditer(text):
-        surface = word.group()
-        if surface.isascii():  # the common case, kept lean: ASCII letters or ASCII digits alone
-            if surface.isalpha() or surface.isdigit():
-                script = "latin" if surface.isalpha() else "number"
-                append(Token(surface.lower(), word.start(), word.end(), script))
-                continue
-        _split_scripts(text, word.start(), word.end(), append)
+    # One C-level regex split gives words and gaps; running sums of their lengths give every
+    # offset; a word's tokens depend on the word alone, so each distinct word is analysed once
+    # (cached) and the tokens are assembled by map/zip without a Python-level loop per token.
+    parts = _WORD_SPLIT.split(text)
+    words = parts[1::2]
+    if not words:
+        return []
+    cache = _learned(words)
+    offsets = list(accumulate(map(len, parts)))  # word i spans offsets[2i] to offsets[2i + 1]
+    rows = zip(
+        map(cache.terms.__getitem__, words),
+        offsets[:-1:2],
+        offsets[1::2],
+        map(cache.scripts.__getitem__, words),
+        strict=True,
+    )
+    tokens: list[Token] = list(map(_tuple_new, repeat(Token), rows))
+    if not cache.pieces.keys().isdisjoint(words):
+        for index in _split_indices(words, cache):
+            base = offsets[2 * index]
+            tokens[index : index + 1] = [
+                Token(piece.text, base + piece.start, base + piece.end, piece.script)
+                for piece in cache.pieces[words[index]]
+            ]
     return tokens
+
+
+def terms(text: str) -> list[str]:
+    """Return just the normalised terms of ``text``, in order (the BM25 bag).
+
+    Equal to ``[token.text for token in tokenize(text)]``, without building a token per term.
+    """
+    words = _WORD_SPLIT.split(text)[1::2]
+    if not words:
+        return []
+    cache = _learned(words)
+    found = list(map(cache.terms.__getitem__, words))
+    if not cache.pieces.keys().isdisjoint(words):
+        for index in _split_indices(words, cache):
+            found[index : index + 1] = [piece.text for piece in cache.pieces[words[index]]]
+    return found
+
+
+def terms_and_scripts(text: str) -> tuple[list[str], list[str]]:
+    """Return the terms of ``text`` and, in a parallel list, each term's script.
+
+    Equal to ``tokenize`` without the offsets, and much cheaper: for bulk readers (language
+    resolution, BM25 bags with script filters) that never look at where a token sits.
+    """
+    words = _WORD_SPLIT.split(text)[1::2]
+    return _expanded(words, _learned(words)) if words else ([], [])
+
+
+def term_counts(text: str) -> tuple[Counter[str], Counter[str]]:
+    """Return how often each term of ``text`` occurs, and how many tokens each script has.
+
+    Equal to ``Counter(terms(text))`` and ``Counter(t.script for t in tokenize(text))``, in the
+    same first-seen key order, without building a token each: the BM25 term frequencies of a
+    drawer in one call, and what language resolution reads.
+    """
+    words = _WORD_SPLIT.split(text)[1::2]
+    if not words:
+        return Counter(), Counter()
+    cache = _learned(words)
+    if cache.pieces.keys().isdisjoint(words):  # one token per word: count in C
+        return Counter(map(cache.terms.__getitem__, words)), Counter(map(cache.scripts.__getitem__, words))
+    found, scripts = _expanded(words, cache)
+    return Counter(found), Counter(scripts)
+
+
+def _expanded(words: list[str], cache: _WordCache) -> tuple[list[str], list[str]]:
+    found = list(map(cache.terms.__getitem__, words))
+    scripts = list(map(cache.scripts.__getitem__, words))
+    if not cache.pieces.keys().isdisjoint(words):
+        for index in _split_indices(words, cache):
+            pieces = cache.pieces[words[index]]
+            found[index : index + 1] = [piece.text for piece in pieces]
+            scripts[index : index + 1] = [piece.script for piece in pieces]
+    return found, scripts
+
+
+class _WordCache(NamedTuple):
+    # terms/scripts: every known word → its one term and script, or "" for a word that does not
+    # yield exactly one token spanning itself; pieces: those words → their tokens at offset 0.
+    terms: dict[str, str]
+    scripts: dict[str, str]
+    pieces: dict[str, tuple[Token, ...]]
+
+
+# A list holding the live cache: full, it is replaced rather than cleared, so a thread that
+# still holds the old one keeps a consistent view. The bound keeps memory near a few MB.
+_CACHE_LIMIT: Final = 1 << 16
+_cache: Final[list[_WordCache]] = [_WordCache({}, {}, {})]
+
+
+def _learned(words: list[str]) -> _WordCache:
+    cache = _cache[0]
+    fresh = set(words).difference(cache.terms)
+    if fresh:
+        if len(cache.terms) + len(fresh) > _CACHE_LIMIT:
+            cache = _cache[0] = _WordCache({}, {}, {})
+            fresh = set(words)
+        for word in fresh:
+            _learn(word, cache)
+    return cache
+
+
+def _learn(word: str, cache: _WordCache) -> None:
+    pieces: list[Token] = []
+    if word.isascii() and (word.isalpha() or word.isdigit()):  # the common case, kept lean
+        pieces.append(Token(word.lower(), 0, len(word), "latin" if word.isalpha() else "number"))
+    else:
+        _split_scripts(word, 0, len(word), pieces.append)
+    if len(pieces) == 1 and pieces[0].start == 0 and pieces[0].end == len(word):
+        cache.scripts[word] = pieces[0].script
+        cache.terms[word] = pieces[0].text  # last: a word in terms is fully known
+    else:
+        cache.pieces[word] = tuple(pieces)
+        cache.scripts[word] = ""
+        cache.terms[word] = ""
+
+
+def _split_indices(words: list[str], cache: _WordCache) -> list[int]:
+    # Last first, so that replacing one slot by several keeps the earlier indices valid.
+    found = list(compress(range(len(words)), map(cache.pieces.__contains__, words)))
+    found.reverse()
+    return found
 
 
 def _split_scripts(text: str, start: int, end: int, append: Callable[[Token], None]) -> None:
@@ -145,8 +264,3 @@ def _han_bigrams(surface: str, start: int, emit: Callable[[Token], None]) -> Non
         return
     for i in range(len(surface) - 1):
         emit(Token(surface[i : i + 2], start + i, start + i + 2, "han"))
-
-
-def terms(text: str) -> list[str]:
-    """Return just the normalised terms of ``text``, in order (the BM25 bag)."""
-    return [token.text for token in tokenize(text)]
