@@ -227,3 +227,12 @@ def test_resolve_mempalace_greets_the_driver_and_builds_fresh_retrievers(fake_en
     finally:
         assert system.driver is not None
         system.driver.close()
+
+
+def test_a_driver_that_will_not_exit_is_killed_after_the_timeout(tmp_path) -> None:
+    script = tmp_path / "stubborn.py"
+    script.write_text("import time\nwhile True:\n    time.sleep(1)\n")
+    driver = MempalaceDriver([sys.executable, str(script)])
+    driver._process.stdout.close()  # the close request then fails at once instead of waiting for an answer
+    driver.close(timeout=0.5)
+    assert driver._process.returncode is not None and driver._process.returncode < 0

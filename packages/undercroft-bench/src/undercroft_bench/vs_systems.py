@@ -73,7 +73,10 @@ class MempalaceDriver:
             stdin.flush()
         except (BrokenPipeError, ValueError):
             raise RetrieverFault(f"the MemPalace driver exited (code {self._process.poll()})") from None
-        line = stdout.readline()
+        try:
+            line = stdout.readline()
+        except (OSError, ValueError):
+            raise RetrieverFault("the MemPalace driver's answer channel is closed") from None
         if not line:
             code = self._process.wait()
             raise RetrieverFault(f"the MemPalace driver exited (code {code}) before answering {payload.get('op')!r}")
@@ -152,7 +155,11 @@ class MempalaceRetriever:
             raise RetrieverFault("mempalace: index() was already called for this scope")
         self._indexed = True
         answer = self._driver.request(
-            {"op": "index", "mode": self._mode, "chunks": [{"id": c.chunk_id, "text": c.text} for c in chunks]}
+            {
+                "op": "index",
+                "mode": self._mode,
+                "chunks": [{"id": c.chunk_id, "text": c.text, "session": c.session_id} for c in chunks],
+            }
         )
         self.driver_index_seconds = float(answer.get("seconds", 0.0))
         self.drawers = int(answer.get("drawers", 0))

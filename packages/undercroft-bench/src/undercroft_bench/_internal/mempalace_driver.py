@@ -5,15 +5,16 @@ venv) and speaks JSON lines, one request per stdin line and one answer per stdou
 
     {"op": "hello"}                                   -> {"ok": true, "mempalace": "3.11.0", "python": "..."}
     {"op": "index", "mode": "add"|"mine",
-     "chunks": [{"id": "...", "text": "..."}, ...]}   -> {"ok": true, "seconds": s, "drawers": n, "disk_bytes": b}
+     "chunks": [{"id": "...", "text": "...", "session": "..."}]}
+                                                      -> {"ok": true, "seconds": s, "drawers": n, "disk_bytes": b}
     {"op": "search", "query": "...", "k": 50}         -> {"ok": true, "ids": [...], "seconds": s}
     {"op": "close"}                                   -> {"ok": true}, then exit
 
 Any failure answers {"ok": false, "error": "..."}. It is a pass-through in MemPalace's default configuration:
 `index` opens a fresh palace (a new directory) and files every chunk through MemPalace's public API — `add`
 with `mempalace.miner.add_drawer` (its entry point for external callers: one drawer per chunk, source_file =
-the chunk id), `mine` by writing each chunk as a file of a fresh project folder and running
-`mempalace.miner.mine` on it (MemPalace's own file ingest: its chunking, room detection, closets); `search`
+the chunk id, room = the chunk's session), `mine` by writing each chunk as a file of a fresh project folder
+and running `mempalace.miner.mine` on it (MemPalace's own file ingest: its chunking, room detection, closets); `search`
 calls `mempalace.searcher.search_memories(query, palace, n_results=k)` with every other argument at its
 default and maps each hit's source file back to the chunk id, in MemPalace's order, duplicates dropped.
 MemPalace's configuration directory is a fresh empty one, so no user config changes the defaults.
@@ -73,7 +74,10 @@ def _index(palace: _Palace, request: dict[str, Any]) -> dict[str, Any]:
         collection = get_collection(str(palace_path), create=True)
         for position, chunk in enumerate(chunks):
             palace.sources[chunk["id"]] = chunk["id"]
-            miner.add_drawer(collection, "bench", "chunks", chunk["text"], chunk["id"], position, "undercroft-bench")
+            # The session travels as MemPalace's own metadata (the room), as the protocol asks; unscoped
+            # search never reads it.
+            room = "session_" + str(chunk.get("session", "none"))
+            miner.add_drawer(collection, "bench", room, chunk["text"], chunk["id"], position, "undercroft-bench")
     elif mode == "mine":
         project = scope / "corpus"
         for chunk in chunks:
