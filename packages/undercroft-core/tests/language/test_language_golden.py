@@ -18,6 +18,7 @@ import json
 import random
 import sys
 import unicodedata
+from collections import Counter
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,9 @@ from undercroft_core.language import (
     resolve_language,
     scan_time_mentions,
     script_of,
+    term_counts,
     terms,
+    terms_and_scripts,
     tokenize,
 )
 from undercroft_core.language._internal.time_words import (
@@ -257,6 +260,31 @@ def test_terms_and_token_input_agree_with_tokenize() -> None:
         assert all(type(token) is Token for token in tokens)
         assert terms(text) == [token.text for token in tokens]
         assert _resolution(tokens) == case["outputs"]["resolve"]
+
+
+def test_the_bulk_readers_agree_with_tokenize() -> None:
+    for case in CASES[1::2]:
+        text = case["text"]
+        tokens = tokenize(text)
+        assert terms_and_scripts(text) == ([t.text for t in tokens], [t.script for t in tokens])
+        found, scripts = term_counts(text)
+        expected_terms, expected_scripts = Counter(t.text for t in tokens), Counter(t.script for t in tokens)
+        # equal and in the same first-seen order (resolution breaks ties by that order)
+        assert list(found.items()) == list(expected_terms.items()), text
+        assert list(scripts.items()) == list(expected_scripts.items()), text
+
+
+def test_a_full_word_cache_is_replaced_without_changing_a_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    from undercroft_core.language import tokens as module
+
+    monkeypatch.setattr(module, "_CACHE_LIMIT", 8)
+    monkeypatch.setattr(module, "_cache", [module._WordCache({}, {}, {})])  # cold: every word is fresh
+    first = module._cache[0]
+    for case in CASES[:40]:
+        assert _tokens(case["text"]) == case["outputs"]["tokens"]
+        assert terms(case["text"]) == [token[0] for token in case["outputs"]["tokens"]]
+    assert module._cache[0] is not first
+    assert len(module._cache[0].terms) < 200  # bounded: replaced, not grown
 
 
 def _regenerate() -> None:

@@ -35,7 +35,16 @@ from undercroft_core.language.time_mentions import (
     resolve_date_order,
     scan_time_mentions,
 )
-from undercroft_core.language.tokens import SCRIPTS, Token, normalize_term, script_of, terms, tokenize
+from undercroft_core.language.tokens import (
+    SCRIPTS,
+    Token,
+    normalize_term,
+    script_of,
+    term_counts,
+    terms,
+    terms_and_scripts,
+    tokenize,
+)
 from undercroft_core.language.vocabulary import MorphMatch, TermMatches, VocabularyIndex, match_terms, typo_budget
 from undercroft_core.language.when import (
     DEFAULT_QUERY_SLACK_DAYS,
@@ -83,7 +92,9 @@ __all__ = [
     "same_lexeme",
     "scan_time_mentions",
     "script_of",
+    "term_counts",
     "terms",
+    "terms_and_scripts",
     "to_gregorian",
     "tokenize",
     "typo_budget",
