@@ -16,6 +16,9 @@ from undercroft_core.errors import IntegrityError, InvalidInput, UndercroftError
 from undercroft_vault.errors import ChainBroken, ManifestTampered
 
 __all__ = [
+    "BackupMismatch",
+    "BackupNotFound",
+    "BackupRefused",
     "ChainBroken",
     "DatabaseMissing",
     "DrawerNotFound",
@@ -27,10 +30,13 @@ __all__ = [
     "ManifestTampered",
     "ReadOnlyStore",
     "RecordTampered",
+    "RotationRefused",
+    "RotationUnsupported",
     "SchemaMismatch",
     "StoreClosed",
     "StoreIntegrityError",
     "VaultExists",
+    "VaultInUse",
     "VaultNotFound",
 ]
 
@@ -89,3 +95,27 @@ class DatabaseMissing(StoreIntegrityError):
 
 class DrawerNotFound(Error):
     """No live drawer has that id in this vault."""
+
+
+class VaultInUse(Error):
+    """Another connection holds the vault open: rotation and restore need the only handle."""
+
+
+class RotationUnsupported(Error):
+    """The database holds a table the rotation path does not know: re-keying it would break it silently."""
+
+
+class RotationRefused(StoreIntegrityError):
+    """Rotation refused to re-key a vault failing verify on a leg it would rewrite (evidence would be destroyed)."""
+
+
+class BackupRefused(StoreIntegrityError):
+    """A snapshot (being archived or restored) fails verify: it is not archived, not restored."""
+
+
+class BackupNotFound(Error):
+    """No backup of that id exists for the vault."""
+
+
+class BackupMismatch(Error):
+    """The backup belongs to another vault (its manifest names another vault id)."""

@@ -4,7 +4,8 @@
 finiteness), applies or bypasses the admission screen, seals, tags, and then — in ONE ``BEGIN IMMEDIATE``
 transaction — writes the drawer rows, the audit rows and the advanced chain head. The manifest anchor is
 written after the commit, so a crash leaves it equal or behind (healed at the next open), never ahead.
-`delete_drawers` and `refresh_embeddings` are the only other statements that touch the drawer table; a
+`delete_drawers`, `refresh_embeddings`, `refresh_fingerprints` (repair) and `rekey_drawers` (rotation) are
+the only other statements that touch the drawer table; a
 test fails if any other module of the store issues INSERT/UPDATE/DELETE on it.
 """
 
@@ -40,6 +41,8 @@ __all__ = [
     "WriteResult",
     "delete_drawers",
     "refresh_embeddings",
+    "refresh_fingerprints",
+    "rekey_drawers",
     "write_drawers",
 ]
 
@@ -374,3 +377,41 @@ def refresh_embeddings(context: VaultContext, rows: Sequence[tuple[str, bytes]],
         raise
     context.generation += 1
     return len(values)
+
+
+def rekey_drawers(
+    context: VaultContext, rows: Sequence[tuple[str, bytes, bytes, bytes, bytes]], *, screening: Screening
+) -> int:
+    """Rotation only: replace ``(id, content, embedding, fingerprint, tag)`` of existing drawers.
+
+    Runs inside the CALLER's open transaction (rotation re-keys rows, chain and keycheck in one commit),
+    so it neither begins nor commits; the rows were verified and re-sealed by the caller.
+    """
+    _check_open(context)
+    if not isinstance(screening, Bypass) or screening.reason is not BypassReason.ROTATION:
+        raise InvalidDrawer("re-keying drawers needs Bypass(ROTATION)")
+    if not context.connection.in_transaction:
+        raise InvalidDrawer("re-keying drawers must run inside the rotation's transaction")
+    context.connection.executemany(
+        "UPDATE drawers SET content = ?, embedding = ?, fingerprint = ?, tag = ? WHERE id = ?",
+        [(content, embedding, mark, tag, drawer_id) for drawer_id, content, embedding, mark, tag in rows],
+    )
+    return len(rows)
+
+
+def refresh_fingerprints(context: VaultContext, rows: Sequence[tuple[str, bytes]], *, screening: Screening) -> int:
+    """Repair only: replace stored content fingerprints (derived, outside the tag; no audit record)."""
+    _check_open(context)
+    if not isinstance(screening, Bypass) or screening.reason is not BypassReason.REPAIR:
+        raise InvalidDrawer("refreshing fingerprints needs Bypass(REPAIR)")
+    connection = context.connection
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.executemany("UPDATE drawers SET fingerprint = ? WHERE id = ?", [(f, i) for i, f in rows])
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+    context.generation += 1
+    return len(rows)
