@@ -1,0 +1,222 @@
+"""Verified vault snapshots: create (SQLite online backup API, consistent while the vault is open), list, restore.
+
+Layout: ``<home>/backups/<vault>/<YYYYMMDDTHHMMSSffffffZ>/`` holding ``vault.db`` (a rollback-journal copy,
+so it opens read-only anywhere), ``vault.json`` (the vault's manifest re-anchored at the snapshot's own
+chain head, MAC'd under the vault's current keys) and ``backup.json`` (informational counts). Directories
+0700, files 0600. A snapshot is verified after it is written — every verify leg, on the copy itself — and
+deleted again if it fails (`BackupRefused`, an integrity verdict). The newest `KEEP` snapshots are kept.
+
+Restore checks the backup names this vault (`BackupMismatch`), verifies it again (`BackupRefused`),
+refuses while any connection holds the vault open unless forced (`VaultInUse`; an exclusive SQLite lock
+probe, not a lock file), then writes the manifest FIRST and the database second: a crash in between
+leaves an older manifest beside the current database, which the next writable open heals as "anchor
+behind" — never an older database beside a current manifest, which alarms as a rollback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Final
+
+from undercroft_core.embedder import Embedder
+from undercroft_vault import Anchor, write_manifest
+
+from undercroft_store._internal.context import VaultContext, utc_now
+from undercroft_store._internal.exclusive import database_in_use
+from undercroft_store._internal.opening import DB_FILE, open_context, wipe_quietly
+from undercroft_store.errors import BackupMismatch, BackupNotFound, BackupRefused, StoreClosed, VaultInUse
+from undercroft_store.palace import Palace
+from undercroft_store.verify import VerifyReport, verify_vault
+
+__all__ = ["BACKUPS_DIR", "KEEP", "BackupInfo", "create_backup", "list_backups", "restore_backup"]
+
+#: The directory under the palace home holding every vault's snapshots.
+BACKUPS_DIR: Final = "backups"
+#: Snapshots kept per vault (the oldest beyond this are deleted after a successful create).
+KEEP: Final = 10
+_MANIFEST: Final = "vault.json"
+_INFO: Final = "backup.json"
+
+
+@dataclass(frozen=True)
+class BackupInfo:
+    """One snapshot: its id (the directory name), where it is, and what it holds."""
+
+    vault: str
+    backup_id: str
+    path: Path
+    created_at: str
+    drawers: int
+    chain_records: int
+    head: str
+    db_bytes: int
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready fields."""
+        return {
+            "vault": self.vault,
+            "id": self.backup_id,
+            "path": str(self.path),
+            "created_at": self.created_at,
+            "drawers": self.drawers,
+            "chain_records": self.chain_records,
+            "head": self.head,
+            "db_bytes": self.db_bytes,
+        }
+
+
+def _root(palace: Palace, name: str) -> Path:
+    palace.vault_dir(name)  # validates the name
+    return palace.home / BACKUPS_DIR / name
+
+
+def _verify_copy(directory: Path, name: str, palace: Palace, embedder: Embedder) -> VerifyReport:
+    context: VaultContext = open_context(directory, name, palace._master_key(), embedder, read_only=True)
+    try:
+        return verify_vault(context)
+    finally:
+        wipe_quietly(context)
+
+
+def _snapshot_id(clock: Callable[[], datetime], root: Path) -> str:
+    stamp = clock().strftime("%Y%m%dT%H%M%S%fZ")
+    candidate, suffix = stamp, 1
+    while (root / candidate).exists():  # two snapshots inside one microsecond
+        candidate, suffix = f"{stamp}-{suffix}", suffix + 1
+    return candidate
+
+
+def create_backup(
+    palace: Palace, name: str, embedder: Embedder, *, clock: Callable[[], datetime] = utc_now, keep: int = KEEP
+) -> BackupInfo:
+    """Snapshot vault `name` while it may be open and in use; verify the copy; keep the newest `keep`."""
+    root = _root(palace, name)
+    with palace.open_vault(name, embedder, read_only=True) as store:
+        context = store._context
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        (palace.home / BACKUPS_DIR).chmod(0o700)
+        backup_id = _snapshot_id(clock, root)
+        directory = root / backup_id
+        directory.mkdir(mode=0o700)
+        try:
+            target = sqlite3.connect(directory / DB_FILE, isolation_level=None)
+            try:
+                context.connection.backup(target)  # one step: a consistent snapshot under a read lock
+                target.execute("PRAGMA journal_mode = DELETE")  # standalone file: opens read-only anywhere
+                head, height = target.execute("SELECT head, height FROM chain_meta WHERE id = 1").fetchone()
+                drawers = int(target.execute("SELECT count(*) FROM drawers").fetchone()[0])
+            finally:
+                target.close()
+            (directory / DB_FILE).chmod(0o600)
+            manifest = context.manifest.with_anchor(Anchor(bytes(head), int(height)))
+            write_manifest(directory, manifest, context.keys)
+            (directory / _MANIFEST).chmod(0o600)
+            report = _verify_copy(directory, name, palace, embedder)
+            if not report.ok:
+                raise BackupRefused(
+                    f"vault {name!r} fails verify; nothing was archived (run undercroft verify):\n{report.render()}"
+                )
+            info = BackupInfo(
+                name,
+                backup_id,
+                directory,
+                clock().isoformat(),
+                drawers,
+                int(height),
+                bytes(head).hex(),
+                (directory / DB_FILE).stat().st_size,
+            )
+            (directory / _INFO).write_text(json.dumps(info.to_dict(), indent=2) + "\n", encoding="utf-8")
+            (directory / _INFO).chmod(0o600)
+        except BaseException:
+            shutil.rmtree(directory, ignore_errors=True)
+            raise
+    for stale in list_backups(palace, name)[keep:]:
+        shutil.rmtree(stale.path)
+    return info
+
+
+def list_backups(palace: Palace, name: str) -> list[BackupInfo]:
+    """Snapshots of vault `name`, newest first (a directory without a readable backup.json is skipped)."""
+    root = _root(palace, name)
+    if not root.is_dir():
+        return []
+    found: list[BackupInfo] = []
+    for directory in sorted(root.iterdir(), reverse=True):
+        try:
+            data = json.loads((directory / _INFO).read_text(encoding="utf-8"))
+            found.append(
+                BackupInfo(
+                    name,
+                    directory.name,
+                    directory,
+                    str(data["created_at"]),
+                    int(data["drawers"]),
+                    int(data["chain_records"]),
+                    str(data["head"]),
+                    int(data["db_bytes"]),
+                )
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return found
+
+
+def _backup_vault_id(directory: Path) -> object:
+    try:
+        return json.loads((directory / _MANIFEST).read_text(encoding="utf-8")).get("vault_id")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def restore_backup(
+    palace: Palace, name: str, backup_id: str, embedder: Embedder, *, force: bool = False
+) -> VerifyReport:
+    """Replace vault `name` with snapshot `backup_id`; returns the verify report of the restored vault."""
+    root = _root(palace, name)
+    directory = root / backup_id
+    if os.sep in backup_id or backup_id in ("", ".", "..") or not (directory / DB_FILE).is_file():
+        raise BackupNotFound(f"no backup {backup_id!r} of vault {name!r} under {root}")
+    claimed = _backup_vault_id(directory)
+    if claimed != name:
+        raise BackupMismatch(f"backup {backup_id!r} is a snapshot of vault {claimed!r}, not of {name!r}: refused")
+    report = _verify_copy(directory, name, palace, embedder)
+    if not report.ok:
+        raise BackupRefused(f"backup {backup_id!r} of vault {name!r} fails verify; not restored:\n{report.render()}")
+    vault_dir = palace.vault_dir(name)
+    db_path = vault_dir / DB_FILE
+    if database_in_use(db_path) and not force:
+        raise VaultInUse(f"vault {name!r} is open elsewhere: stop that process, or pass --force")
+    if palace.read_only:
+        raise StoreClosed("a read-only palace cannot restore a vault")
+    vault_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    staging = vault_dir / (DB_FILE + ".restoring")
+    shutil.copyfile(directory / DB_FILE, staging)
+    staging.chmod(0o600)
+    with open(staging, "rb") as handle:
+        os.fsync(handle.fileno())
+    # Manifest first (an older manifest beside the current database heals), database second.
+    manifest_tmp = vault_dir / (_MANIFEST + ".restoring")
+    shutil.copyfile(directory / _MANIFEST, manifest_tmp)
+    manifest_tmp.chmod(0o600)
+    with open(manifest_tmp, "rb") as handle:
+        os.fsync(handle.fileno())
+    manifest_tmp.replace(vault_dir / _MANIFEST)
+    (vault_dir / "vault.json.next").unlink(missing_ok=True)  # a staged rotation belongs to the replaced state
+    for suffix in ("-wal", "-shm"):  # stale WAL frames belong to the replaced database, never to the copy
+        (vault_dir / (DB_FILE + suffix)).unlink(missing_ok=True)
+    staging.replace(db_path)
+    descriptor = os.open(vault_dir, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+    with palace.open_vault(name, embedder) as store:
+        return store.verify()
