@@ -28,6 +28,7 @@ from undercroft_vault import replay as replay_chain
 
 from undercroft_store._internal.context import VaultContext
 from undercroft_store._internal.opening import read_audit_rows
+from undercroft_store.kg.verify import SurfaceVerdict, check_surfaces
 
 __all__ = ["VerifyReport", "verify_vault"]
 
@@ -51,6 +52,7 @@ class VerifyReport:
     unlabelled_records: list[str] = field(default_factory=list)
     tombstone_failures: list[str] = field(default_factory=list)
     mirror_drift: list[str] = field(default_factory=list)
+    surfaces: SurfaceVerdict | None = None  # the memory surfaces' legs (kg.verify)
 
     @property
     def hmac_failures(self) -> int:
@@ -69,6 +71,7 @@ class VerifyReport:
             or self.unlabelled_records
             or self.tombstone_failures
             or self.mirror_drift
+            or (self.surfaces is not None and not self.surfaces.ok)
         )
 
     def render(self) -> str:
@@ -92,6 +95,8 @@ class VerifyReport:
         lines += [f"  TOMBSTONE: {drawer_id}" for drawer_id in self.tombstone_failures]
         lines.append(f"mirror drift:     {len(self.mirror_drift)}")
         lines += [f"  DRIFT: {drawer_id}" for drawer_id in self.mirror_drift]
+        if self.surfaces is not None:
+            lines += self.surfaces.lines()
         lines.append("VERIFY OK" if self.ok else "VERIFY FAILED")
         return "\n".join(lines)
 
@@ -188,6 +193,7 @@ def verify_vault(context: VaultContext) -> VerifyReport:
         rows = read_audit_rows(connection)
         _check_chain(context, report, rows)
         _check_labels(context, report, live, rows)
+        report.surfaces = check_surfaces(context, rows)
     finally:
         connection.execute("COMMIT")
     return report

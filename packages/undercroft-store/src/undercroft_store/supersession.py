@@ -1,0 +1,132 @@
+"""Drawer supersession: a drawer replaces another, with a keyed receipt over the superseded words and a time.
+
+`supersede_drawer` files the new drawer through the write choke point (its HMAC-covered ``supersedes``
+names the old one) and then records the link row: the superseded id, a provenance fingerprint of the
+superseded content (keyed with the blind-index secret, so it survives rotation) and the supersession time,
+tagged ``supersession/<new id>`` and audited. `live_at` uses the times to answer what was live at an
+instant; `supersessions` lists each link with a verdict.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Literal
+
+from undercroft_core.drawer import Drawer
+from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id
+from undercroft_vault import AuditRow, compute_tag, constant_time_equal
+
+from undercroft_store._internal.context import VaultContext
+from undercroft_store.errors import DrawerNotFound, RecordTampered
+from undercroft_store.kg._internal.txn import audited, open_blind, readable
+from undercroft_store.kg.errors import InvalidSurfaceInput
+from undercroft_store.kg.facts import normalise_instant
+from undercroft_store.screening import Screen
+from undercroft_store.writes import DrawerWrite
+
+if TYPE_CHECKING:
+    from undercroft_store.store import VaultStore
+
+__all__ = ["SUPERSESSION_VERDICTS", "Supersession", "live_at", "supersede_drawer", "supersession_tag", "supersessions"]
+
+SupersessionVerdict = Literal["verified", "superseded_changed", "superseded_gone", "tampered"]
+#: The verdicts `supersessions` gives each link.
+SUPERSESSION_VERDICTS: Final = ("verified", "superseded_changed", "superseded_gone", "tampered")
+
+
+@dataclass(frozen=True, slots=True)
+class Supersession:
+    """One link: `drawer_id` superseded `superseded_id` at `at`, and the receipt's verdict now."""
+
+    drawer_id: str
+    superseded_id: str
+    at: str
+    verdict: SupersessionVerdict
+
+
+def supersession_tag(context: VaultContext, drawer_id: str, meta: bytes) -> bytes:
+    """A link row's HMAC tag (also its ``supersession/<id>`` audit record's tag)."""
+    return compute_tag(context.keys, f"supersession/{drawer_id}", meta, b"")
+
+
+def _receipt(context: VaultContext, drawer_id: str, content: str) -> str:
+    with open_blind(context) as blind:
+        return blind.provenance_fingerprint(b"supersession\x00" + drawer_id.encode() + b"\x00" + content.encode()).hex()
+
+
+def supersede_drawer(store: VaultStore, old_id: str, text: str, *, added_by: str) -> Supersession:
+    """File `text` as a new drawer in the old one's wing and room that supersedes it, and record the link."""
+    old = store.get(old_id)
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidSurfaceInput("the superseding text must not be empty")
+    context = store._context
+    receipt = _receipt(context, old.id, old.content)
+    index = store.allocate_append_indices(1)
+    drawer = Drawer(
+        id=append_drawer_id(old.wing, old.room, index),
+        content=text.strip(),
+        wing=old.wing,
+        room=old.room,
+        chunk_index=index,
+        id_recipe=ID_RECIPE_APPEND,
+        added_by=added_by,
+        filed_at=context.now(),
+        kind=old.kind,
+        supersedes=old.id,
+    )
+    [written] = store.write([DrawerWrite(drawer)], screening=Screen())
+    with audited(context) as records:
+        at = context.now()
+        meta = json.dumps(
+            {"at": at, "receipt": receipt, "superseded": old.id}, sort_keys=True, separators=(",", ":")
+        ).encode("ascii")
+        tag = supersession_tag(context, written.id, meta)
+        context.connection.execute(
+            "INSERT INTO supersessions (drawer_id, superseded_id, meta_json, tag) VALUES (?, ?, ?, ?)",
+            (written.id, old.id, meta, tag),
+        )
+        records.append(AuditRow(f"supersession/{written.id}", tag, at))
+    return Supersession(written.id, old.id, at, "verified")
+
+
+def supersessions(store: VaultStore) -> list[Supersession]:
+    """Every link with its verdict (the superseded drawer's words checked against the keyed receipt)."""
+    context = readable(store._context)
+    found: list[Supersession] = []
+    rows = context.connection.execute(
+        "SELECT drawer_id, superseded_id, meta_json, tag FROM supersessions ORDER BY rowid"
+    )
+    for drawer_id, superseded_id, meta, tag in rows.fetchall():
+        document = json.loads(bytes(meta))
+        verdict: SupersessionVerdict
+        if not constant_time_equal(supersession_tag(context, drawer_id, bytes(meta)), bytes(tag)):
+            verdict = "tampered"
+        else:
+            try:
+                old = store.get(superseded_id)
+            except DrawerNotFound:
+                verdict = "superseded_gone"
+            except RecordTampered:
+                verdict = "tampered"
+            else:
+                same = _receipt(context, old.id, old.content) == document["receipt"]
+                verdict = "verified" if same else "superseded_changed"
+        found.append(Supersession(drawer_id, superseded_id, document["at"], verdict))
+    return found
+
+
+def live_at(store: VaultStore, until: str, *, wing: str | None = None, room: str | None = None) -> list[Drawer]:
+    """Drawers filed by `until` and not yet superseded then (a superseded drawer still present counts live
+    before its supersession time), newest first."""
+    moment = normalise_instant(until, "until")
+    context = readable(store._context)
+    closed = {
+        str(superseded): json.loads(bytes(meta))["at"]
+        for superseded, meta in context.connection.execute("SELECT superseded_id, meta_json FROM supersessions")
+    }
+    return [
+        drawer
+        for drawer in store.list_drawers(wing=wing, room=room)
+        if drawer.filed_at <= moment and not (drawer.id in closed and closed[drawer.id] <= moment)
+    ]
