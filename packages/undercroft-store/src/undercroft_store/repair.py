@@ -1,0 +1,208 @@
+"""Repair, in one run: backfill derived data, re-embed a forced embedder change, vacuum, re-verify.
+
+Every step touches derived data only — embeddings, fingerprints and the hmac-only FTS index sit outside
+the HMAC envelope — and reads its source through the verified reader, so a tampered drawer is skipped
+(counted, and named by the closing verify), never re-derived into something that looks healthy:
+
+1. **backfill** — an embedding that is missing (empty blob), a counted zero vector (a failed embed) or of
+   another dimension is re-embedded; a fingerprint that differs from the content's keyed fingerprint is
+   recomputed; on hmac-only vaults a missing or differing FTS row is re-inserted and an orphan one dropped;
+2. **re-embed** — when the recorded embedder identity differs from the offered one (an open forced with
+   ``UNDERCROFT_FORCE_EMBEDDER=1``) every drawer is re-embedded and the new identity recorded LAST, so an
+   interrupted run repeats whole;
+3. **vacuum** — ``VACUUM`` (bytes before and after);
+4. **verify** — every leg; the report carries its verdict (the CLI exits 2 when it fails).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Final
+
+import numpy as np
+from undercroft_core.embedder import Embedder
+from undercroft_vault import Domain, IntegrityFailure, constant_time_equal, fingerprint
+
+from undercroft_store._internal.context import VaultContext
+from undercroft_store._internal.identity import recorded_identity
+from undercroft_store._internal.reading import verified_drawer
+from undercroft_store._internal.vectors import embed_quantised, pack_rows
+from undercroft_store.errors import RecordTampered
+from undercroft_store.palace import Palace
+from undercroft_store.screening import Bypass, BypassReason
+from undercroft_store.verify import VerifyReport, verify_vault
+from undercroft_store.writes import refresh_embeddings, refresh_fingerprints
+
+__all__ = ["REPAIR_BATCH", "Progress", "RepairReport", "repair_context", "repair_vault"]
+
+#: Drawers re-embedded per transaction.
+REPAIR_BATCH: Final = 500
+#: A progress callback: ``(step, done, total)``.
+Progress = Callable[[str, int, int], None]
+_SCALE_BYTES: Final = 4
+
+
+@dataclass
+class RepairReport:
+    """Each step's counts, and the closing verify."""
+
+    vault: str
+    drawers_checked: int = 0
+    skipped_tampered: list[str] = field(default_factory=list)
+    embeddings_backfilled: int = 0
+    embeddings_reembedded: int = 0
+    embed_failures: int = 0
+    fingerprints_fixed: int = 0
+    fts_added: int = 0
+    fts_removed: int = 0
+    identity_recorded: str | None = None
+    bytes_before: int = 0
+    bytes_after: int = 0
+    verify: VerifyReport | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the closing verify passed."""
+        return self.verify is not None and self.verify.ok
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready counts."""
+        return {
+            "vault": self.vault,
+            "drawers_checked": self.drawers_checked,
+            "skipped_tampered": list(self.skipped_tampered),
+            "embeddings_backfilled": self.embeddings_backfilled,
+            "embeddings_reembedded": self.embeddings_reembedded,
+            "embed_failures": self.embed_failures,
+            "fingerprints_fixed": self.fingerprints_fixed,
+            "fts_added": self.fts_added,
+            "fts_removed": self.fts_removed,
+            "identity_recorded": self.identity_recorded,
+            "bytes_before": self.bytes_before,
+            "bytes_after": self.bytes_after,
+            "verify_ok": self.ok,
+        }
+
+    def render(self) -> str:
+        """One line per step, then the verify output."""
+        lines = [
+            f"vault:                 {self.vault}",
+            f"drawers checked:       {self.drawers_checked} ({len(self.skipped_tampered)} skipped: tampered)",
+            f"backfill embeddings:   {self.embeddings_backfilled}",
+            f"re-embedded:           {self.embeddings_reembedded}"
+            + (f" (identity recorded: {self.identity_recorded})" if self.identity_recorded else ""),
+            f"embed failures:        {self.embed_failures}",
+            f"fingerprints fixed:    {self.fingerprints_fixed}",
+            f"fts rows:              {self.fts_added} added, {self.fts_removed} removed",
+            f"vacuum:                {self.bytes_before} -> {self.bytes_after} bytes",
+        ]
+        if self.verify is not None:
+            lines.append(self.verify.render())
+        return "\n".join(lines)
+
+
+def _needs_embedding(context: VaultContext, drawer_id: str, blob: bytes, dimension: int) -> bool | None:
+    """True when missing, zero or of another dimension; None when a sealed blob does not open (evidence)."""
+    if not blob:
+        return True
+    try:
+        packed = context.sealer.open(Domain.embedding(drawer_id), blob) if context.sealed else blob
+    except IntegrityFailure:
+        return None
+    if len(packed) != _SCALE_BYTES + dimension:
+        return True
+    return not np.frombuffer(packed[_SCALE_BYTES:], dtype=np.int8).any()
+
+
+def _db_bytes(context: VaultContext) -> int:
+    return sum(p.stat().st_size for p in context.vault_dir.glob("vault.db*") if p.is_file())
+
+
+def _repair_fts(context: VaultContext, live: dict[int, str], report: RepairReport) -> None:
+    connection = context.connection
+    indexed = {int(rowid): str(text) for rowid, text in connection.execute("SELECT rowid, content FROM drawers_fts")}
+    stale = [rowid for rowid in indexed if rowid not in live or indexed[rowid] != live[rowid]]
+    missing = [(seq, text) for seq, text in live.items() if indexed.get(seq) != text]
+    if not stale and not missing:
+        return
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.executemany("DELETE FROM drawers_fts WHERE rowid = ?", [(rowid,) for rowid in stale])
+        connection.executemany("INSERT INTO drawers_fts (rowid, content) VALUES (?, ?)", missing)
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+    report.fts_removed = sum(1 for rowid in stale if rowid not in live)
+    report.fts_added = len(missing)
+
+
+def repair_context(context: VaultContext, *, progress: Progress | None = None) -> RepairReport:
+    """Run every repair step on an open writable vault."""
+    tick = progress or (lambda _step, _done, _total: None)
+    report = RepairReport(vault=context.vault_id, bytes_before=_db_bytes(context))
+    embedder = context.embedder
+    offered = embedder.identity.label
+    recorded = recorded_identity(context)
+    swap = recorded is not None and recorded != offered
+    rows = context.connection.execute(
+        "SELECT seq, id, meta_json, content, tag, embedding, fingerprint FROM drawers ORDER BY seq"
+    ).fetchall()
+    to_embed: list[tuple[str, str]] = []
+    fingerprints: list[tuple[str, bytes]] = []
+    live: dict[int, str] = {}
+    for done, (seq, drawer_id, meta, content, tag, embedding, mark) in enumerate(rows, 1):
+        tick("check", done, len(rows))
+        report.drawers_checked += 1
+        try:
+            drawer = verified_drawer(context, drawer_id, bytes(meta), bytes(content), bytes(tag))
+        except RecordTampered:
+            report.skipped_tampered.append(drawer_id)
+            continue
+        live[int(seq)] = drawer.content
+        plain = drawer.content.encode("utf-8")
+        expected = fingerprint(context.keys, plain)
+        if not constant_time_equal(expected, bytes(mark)):
+            fingerprints.append((drawer_id, expected))
+        needed = _needs_embedding(context, drawer_id, bytes(embedding), embedder.dimension)
+        if swap or needed:
+            to_embed.append((drawer_id, drawer.content))
+            if not swap:
+                report.embeddings_backfilled += 1
+    if fingerprints:
+        report.fingerprints_fixed = refresh_fingerprints(context, fingerprints, screening=Bypass(BypassReason.REPAIR))
+    failures_before = embedder.embed_failures
+    for start in range(0, len(to_embed), REPAIR_BATCH):
+        batch = to_embed[start : start + REPAIR_BATCH]
+        packed = pack_rows(embed_quantised(embedder, [text for _, text in batch]))
+        refresh_embeddings(
+            context,
+            [(drawer_id, row) for (drawer_id, _), row in zip(batch, packed, strict=True)],
+            screening=Bypass(BypassReason.REPAIR),
+        )
+        tick("embed", start + len(batch), len(to_embed))
+    report.embed_failures = embedder.embed_failures - failures_before
+    if swap:
+        report.embeddings_reembedded = len(to_embed)
+        if not report.skipped_tampered:  # recorded last: an interrupted or partial run repeats whole
+            connection = context.connection
+            connection.execute("BEGIN IMMEDIATE")
+            connection.execute("UPDATE meta SET value = ? WHERE key = 'embedder'", (offered.encode("utf-8"),))
+            connection.execute("COMMIT")
+            report.identity_recorded = offered
+    if not context.sealed:
+        _repair_fts(context, live, report)
+    context.connection.execute("VACUUM")
+    context.generation += 1
+    report.bytes_after = _db_bytes(context)
+    report.verify = verify_vault(context)
+    return report
+
+
+def repair_vault(palace: Palace, name: str, embedder: Embedder, *, progress: Progress | None = None) -> RepairReport:
+    """Open vault `name` writable with `embedder` (forced when the palace is) and repair it."""
+    with palace.open_vault(name, embedder) as store:
+        report = repair_context(store._context, progress=progress)
+    return report
