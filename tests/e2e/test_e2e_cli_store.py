@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
-PROGRAM = Path("/work/main/.venv/bin/undercroft")
+# The program installed beside this interpreter: the checkout's own editable install.
+PROGRAM = Path(sys.executable).parent / "undercroft"
 
 
 def _run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:

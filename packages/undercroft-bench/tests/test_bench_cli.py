@@ -8,7 +8,8 @@ import time
 import pytest
 from undercroft_bench.main import main
 
-DATA = pathlib.Path("/work/shared/data")
+# The evaluation data lives beside the repository, in ../shared/data (never committed here).
+DATA = pathlib.Path(__file__).resolve().parents[3].parent / "shared" / "data"
 LOCOMO_FIXTURE = DATA / "schema-fixtures" / "locomo_sample.synthetic.json"
 LME_FIXTURE = DATA / "schema-fixtures" / "longmemeval_sample.synthetic.json"
 LOCOMO_DEV = DATA / "locomo" / "locomo-dev.json"

@@ -12,9 +12,8 @@ import pytest
 from undercroft_core import render_turn
 from undercroft_store.admission import detect
 
-DEV = Path("/work/shared/data/locomo/locomo-dev.json")
-if not DEV.exists():
-    DEV = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "locomo" / "locomo-dev.json"
+# The evaluation data lives beside the repository, in ../shared/data (never committed here).
+DEV = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "locomo" / "locomo-dev.json"
 
 
 def turns() -> list[tuple[str, str]]:
