@@ -8,8 +8,11 @@ import click
 
 from undercroft_cli import __version__
 from undercroft_cli._internal.exit_codes import run_cli
+from undercroft_cli.backup_command import backup_group
 from undercroft_cli.drawer_commands import drawer_group, remember_command
 from undercroft_cli.integrity_commands import stats_command, verify_command
+from undercroft_cli.repair_command import repair_command
+from undercroft_cli.rotate_command import rotate_command
 from undercroft_cli.search_command import search_command
 from undercroft_cli.vault_commands import init_command, vault_group
 
@@ -33,6 +36,10 @@ cli.add_command(drawer_group)
 cli.add_command(verify_command)
 cli.add_command(stats_command)
 cli.add_command(search_command)
+# Rotation, backup, repair (issue 6 §8–9).
+vault_group.add_command(rotate_command)
+cli.add_command(backup_group)
+cli.add_command(repair_command)
 
 
 def main() -> None:

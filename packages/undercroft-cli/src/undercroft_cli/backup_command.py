@@ -1,0 +1,58 @@
+"""``undercroft backup create|list|restore``: verified snapshots under ``<home>/backups/<vault>/``."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from undercroft_store import DEFAULT_VAULT
+from undercroft_store.backup import create_backup, list_backups, restore_backup
+
+from undercroft_cli._internal.composition import open_palace, pick_embedder
+from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
+
+__all__ = ["backup_group"]
+
+
+@click.group("backup")
+def backup_group() -> None:
+    """Verified snapshots of a vault (the newest 10 are kept)."""
+
+
+@backup_group.command("create")
+@click.option("--vault", default=DEFAULT_VAULT, show_default=True)
+def backup_create(vault: str) -> int:
+    """Snapshot VAULT (consistent while it is open); refused with exit 2 when it fails verify."""
+    with open_palace() as palace:
+        info = create_backup(palace, vault, pick_embedder())
+    click.echo(f"backup {info.backup_id} of vault {vault!r}: {info.drawers} drawers, {info.chain_records} records")
+    click.echo(f"path: {info.path}")
+    return EXIT_OK
+
+
+@backup_group.command("list")
+@click.option("--vault", default=DEFAULT_VAULT, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def backup_list(vault: str, as_json: bool) -> int:
+    """List VAULT's snapshots, newest first."""
+    with open_palace(read_only=True) as palace:
+        found = list_backups(palace, vault)
+    if as_json:
+        click.echo(json.dumps([info.to_dict() for info in found]))
+    else:
+        for info in found:
+            click.echo(f"{info.backup_id}  {info.drawers} drawers  {info.chain_records} records  {info.db_bytes} bytes")
+    return EXIT_OK
+
+
+@backup_group.command("restore")
+@click.argument("backup_id")
+@click.option("--vault", default=DEFAULT_VAULT, show_default=True)
+@click.option("--force", is_flag=True, help="Restore even while another process holds the vault open.")
+def backup_restore(backup_id: str, vault: str, force: bool) -> int:
+    """Replace VAULT with snapshot BACKUP_ID (verified first; refused while in use unless --force)."""
+    with open_palace() as palace:
+        report = restore_backup(palace, vault, backup_id, pick_embedder(), force=force)
+    click.echo(f"restored vault {vault!r} from backup {backup_id}")
+    click.echo(report.render())
+    return EXIT_OK if report.ok else EXIT_INTEGRITY

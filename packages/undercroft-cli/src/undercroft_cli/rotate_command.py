@@ -1,0 +1,25 @@
+"""``undercroft vault rotate <name>``: fresh keys, every blob and tag re-keyed, crash-safe (exit 2 on tampering)."""
+
+from __future__ import annotations
+
+import click
+from undercroft_store.rotation import rotate_vault
+
+from undercroft_cli._internal.composition import open_palace, pick_embedder
+from undercroft_cli._internal.exit_codes import EXIT_OK
+
+__all__ = ["rotate_command"]
+
+
+@click.command("rotate")
+@click.argument("name")
+def rotate_command(name: str) -> int:
+    """Re-key vault NAME: fresh salt and keys, one transaction, two-phase manifest swap.
+
+    Refuses (exit 2) a vault failing verify on a leg it would rewrite, and (exit 1) one another process
+    holds open.
+    """
+    with open_palace() as palace:
+        report = rotate_vault(palace, name, pick_embedder())
+    click.echo(report.render())
+    return EXIT_OK
