@@ -3,7 +3,8 @@
 Legs: every drawer's HMAC (and its sealed content and embedding opening under their domains); the audit
 chain replayed against the committed head and height; the manifest anchor placed in that replay (equal,
 behind after a crash, absent after a rollback); every ``drawer/`` and ``delete/`` audit label resolved to
-a live row or its tombstone, and every live row's tag equal to its newest ``drawer/`` record; the clear
+a live row or its tombstone, every live row's tag equal to its newest ``drawer/`` record, and no live row
+whose newest record is its ``delete/`` (resurrected after its recorded destruction); the clear
 mirror columns (wing, room, kind, supersedes) compared with the HMAC-covered meta. Verify is a read: it
 never re-anchors and never writes.
 """
@@ -52,6 +53,7 @@ class VerifyReport:
     unlabelled_records: list[str] = field(default_factory=list)
     tombstone_failures: list[str] = field(default_factory=list)
     mirror_drift: list[str] = field(default_factory=list)
+    resurrected: list[str] = field(default_factory=list)
     surfaces: SurfaceVerdict | None = None  # the memory surfaces' legs (kg.verify)
 
     @property
@@ -71,6 +73,7 @@ class VerifyReport:
             or self.unlabelled_records
             or self.tombstone_failures
             or self.mirror_drift
+            or self.resurrected
             or (self.surfaces is not None and not self.surfaces.ok)
         )
 
@@ -95,6 +98,8 @@ class VerifyReport:
         lines += [f"  TOMBSTONE: {drawer_id}" for drawer_id in self.tombstone_failures]
         lines.append(f"mirror drift:     {len(self.mirror_drift)}")
         lines += [f"  DRIFT: {drawer_id}" for drawer_id in self.mirror_drift]
+        lines.append(f"resurrected:      {len(self.resurrected)}")
+        lines += [f"  RESURRECTED: {drawer_id}" for drawer_id in self.resurrected]
         if self.surfaces is not None:
             lines += self.surfaces.lines()
         lines.append("VERIFY OK" if self.ok else "VERIFY FAILED")
@@ -160,8 +165,11 @@ def _check_labels(context: VaultContext, report: VerifyReport, live: dict[str, b
     }
     newest_write: dict[str, bytes] = {}
     newest_delete: dict[str, bytes] = {}
+    last_kind: dict[str, str] = {}  # a live row whose newest record is its destruction was written back
     for row in rows:
         kind, _, drawer_id = row.record_id.partition("/")
+        if kind in ("drawer", "delete"):
+            last_kind[drawer_id] = kind
         if kind == "drawer":
             newest_write[drawer_id] = row.tag
             if drawer_id not in live and drawer_id not in tombstones:
@@ -171,6 +179,8 @@ def _check_labels(context: VaultContext, report: VerifyReport, live: dict[str, b
             if drawer_id not in tombstones:
                 report.orphan_labels.append(row.record_id)
     for drawer_id, tag in live.items():
+        if last_kind.get(drawer_id) == "delete":
+            report.resurrected.append(drawer_id)
         if drawer_id not in newest_write:
             report.unlabelled_records.append(drawer_id)
         elif drawer_id not in report.tampered and not constant_time_equal(newest_write[drawer_id], tag):
@@ -179,7 +189,7 @@ def _check_labels(context: VaultContext, report: VerifyReport, live: dict[str, b
         expected = newest_delete.get(drawer_id)
         if expected is None or not constant_time_equal(expected, tag):
             report.tombstone_failures.append(drawer_id)
-    if report.orphan_labels:
+    if report.orphan_labels or report.resurrected:
         obs.increment(names.HMAC_VERIFY_FAILURES_TOTAL, surface="label")
 
 

@@ -1,0 +1,41 @@
+"""Governance records on the audit chain: append inside a caller's transaction, anchor after its commit.
+
+The drawer write path keeps its own copy of this step (writes.py); governance (forgetting, retention,
+read and egress auditing, anchor) appends its own labels through here so every record folds the same v2
+step and the committed head moves in the same transaction as the rows it covers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from undercroft_vault import Anchor, AuditRow, chain_step, write_manifest
+
+from undercroft_store._internal.context import VaultContext
+
+__all__ = ["anchor_now", "append_in_transaction", "committed_head"]
+
+
+def committed_head(context: VaultContext) -> tuple[bytes, int]:
+    """The committed chain head and height (``chain_meta``)."""
+    row = context.connection.execute("SELECT head, height FROM chain_meta WHERE id = 1").fetchone()
+    return bytes(row[0]), int(row[1])
+
+
+def append_in_transaction(context: VaultContext, rows: Sequence[AuditRow]) -> tuple[bytes, int]:
+    """Append ``rows`` and advance ``chain_meta`` inside the caller's open transaction; returns the new head."""
+    head, height = committed_head(context)
+    for row in rows:
+        head = chain_step(context.keys, head, row)
+    context.connection.executemany(
+        "INSERT INTO audit (record_id, tag, at) VALUES (?, ?, ?)", [(r.record_id, r.tag, r.at) for r in rows]
+    )
+    height += len(rows)
+    context.connection.execute("UPDATE chain_meta SET head = ?, height = ? WHERE id = 1", (head, height))
+    return head, height
+
+
+def anchor_now(context: VaultContext, head: bytes, height: int) -> None:
+    """Write the manifest anchor at ``head``/``height`` (after the commit, so a crash leaves it behind)."""
+    context.manifest = context.manifest.with_anchor(Anchor(head, height))
+    write_manifest(context.vault_dir, context.manifest, context.keys)
