@@ -14,6 +14,7 @@ from undercroft_cli.integrity_commands import stats_command, verify_command
 from undercroft_cli.repair_command import repair_command
 from undercroft_cli.rotate_command import rotate_command
 from undercroft_cli.search_command import search_command
+from undercroft_cli.serve_mcp_command import serve_mcp_command
 from undercroft_cli.vault_commands import init_command, vault_group
 
 __all__ = ["cli", "main"]
@@ -40,6 +41,7 @@ cli.add_command(search_command)
 vault_group.add_command(rotate_command)
 cli.add_command(backup_group)
 cli.add_command(repair_command)
+cli.add_command(serve_mcp_command)
 
 
 def main() -> None:

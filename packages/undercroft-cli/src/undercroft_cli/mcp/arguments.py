@@ -1,0 +1,94 @@
+"""Typed access to one call's arguments: every bad input is refused with a message naming the tool and key."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date, datetime
+
+from undercroft_cli.mcp.errors import InvalidArgument
+
+__all__ = ["Arguments"]
+
+
+class Arguments:
+    """The argument map of one call to ``tool``; ``accepted`` names every key the tool takes."""
+
+    def __init__(self, tool: str, raw: Mapping[str, object] | None, accepted: frozenset[str]) -> None:
+        """Refuse any key the tool does not take (a typo must not silently drop a filter)."""
+        self.tool = tool
+        self._raw: dict[str, object] = dict(raw or {})
+        unknown = sorted(set(self._raw) - accepted)
+        if unknown:
+            expected = ", ".join(sorted(accepted)) or "none"
+            raise InvalidArgument(f"{tool}: unknown argument(s) {', '.join(unknown)}; expected: {expected}")
+
+    def require(self, keys: tuple[str, ...]) -> None:
+        """Refuse the call when any of ``keys`` is absent (before the handler runs, so nothing is half-done)."""
+        for key in keys:
+            if self._raw.get(key) is None:
+                raise self._fail(key, "is required")
+
+    def _fail(self, key: str, problem: str) -> InvalidArgument:
+        return InvalidArgument(f"{self.tool}: argument '{key}' {problem}")
+
+    def text(self, key: str, *, required: bool = False, default: str | None = None) -> str | None:
+        """A string argument (``None``/``default`` when absent; refused when required and absent or blank)."""
+        value = self._raw.get(key)
+        if value is None:
+            if required:
+                raise self._fail(key, "is required")
+            return default
+        if not isinstance(value, str):
+            raise self._fail(key, f"must be a string, got {type(value).__name__}")
+        if required and not value.strip():
+            raise self._fail(key, "must not be empty")
+        return value
+
+    def required_text(self, key: str) -> str:
+        """A string argument that must be present and non-blank."""
+        value = self.text(key, required=True)
+        assert value is not None  # text(required=True) never returns None
+        return value
+
+    def integer(self, key: str, *, default: int | None, low: int, high: int) -> int | None:
+        """An integer argument within ``[low, high]`` (booleans and floats refused)."""
+        value = self._raw.get(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self._fail(key, f"must be an integer, got {type(value).__name__}")
+        if not low <= value <= high:
+            raise self._fail(key, f"must be between {low} and {high}, got {value}")
+        return value
+
+    def flag(self, key: str, *, default: bool = False) -> bool:
+        """A boolean argument."""
+        value = self._raw.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise self._fail(key, f"must be a boolean, got {type(value).__name__}")
+        return value
+
+    def day(self, key: str) -> date | None:
+        """An ISO date (``YYYY-MM-DD``) argument."""
+        value = self.text(key)
+        if value is None:
+            return None
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            raise self._fail(key, f"must be an ISO date (YYYY-MM-DD), got {value!r}") from None
+
+    def instant(self, key: str) -> datetime | None:
+        """An ISO 8601 timestamp with a timezone."""
+        value = self.text(key)
+        if value is None:
+            return None
+        try:
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise self._fail(key, f"must be an ISO 8601 timestamp, got {value!r}") from None
+        if parsed.tzinfo is None:
+            raise self._fail(key, f"has no timezone (add Z or +00:00): {value!r}")
+        return parsed

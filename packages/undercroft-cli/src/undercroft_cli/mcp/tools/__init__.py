@@ -1,0 +1,24 @@
+"""The tool handlers, grouped by concern; `registry()` is every tool the server advertises.
+
+A handler takes the call's session and its parsed arguments and returns the reply text. Every description
+ends with the untrusted-data notice, applied here so a tool added later inherits it.
+"""
+
+from __future__ import annotations
+
+from undercroft_cli.mcp.tools.base import UNTRUSTED_NOTICE, ToolSession, ToolSpec
+from undercroft_cli.mcp.tools.drawers import DRAWER_TOOLS
+from undercroft_cli.mcp.tools.palace import PALACE_TOOLS
+from undercroft_cli.mcp.tools.search import SEARCH_TOOLS
+
+__all__ = ["UNTRUSTED_NOTICE", "ToolSession", "ToolSpec", "registry"]
+
+
+def registry() -> dict[str, ToolSpec]:
+    """Every implemented tool by name (a name implemented twice is a programming error)."""
+    tools: dict[str, ToolSpec] = {}
+    for spec in (*DRAWER_TOOLS, *SEARCH_TOOLS, *PALACE_TOOLS):
+        if spec.name in tools:
+            raise RuntimeError(f"tool {spec.name} is implemented twice")
+        tools[spec.name] = spec
+    return tools

@@ -1,0 +1,240 @@
+"""Drawer tools: save and add (one new drawer per call), update in place, delete, delete by source, get, list.
+
+Every write goes through the store's choke point with ``screening=Screen()`` and the handler-stamped
+``added_by="mcp"``; writer claims (agent, channel, session) are recorded as claims, never trusted. A save the
+admission screen diverts is reported as quarantined, with where it was headed, never as filed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from undercroft_core import KIND_VOCAB
+from undercroft_core.drawer import Drawer
+from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id
+from undercroft_core.normalisation import normalise
+from undercroft_core.vocabulary import QUARANTINE_WING
+from undercroft_store import DrawerWrite, Screen, WriteResult
+
+from undercroft_cli.mcp.arguments import Arguments
+from undercroft_cli.mcp.errors import InvalidArgument
+from undercroft_cli.mcp.tools.base import (
+    ADDED_BY,
+    ToolSession,
+    ToolSpec,
+    boolean,
+    drawer_block,
+    integer,
+    memory_block,
+    string,
+)
+
+__all__ = ["DEFAULT_ROOM", "DEFAULT_WING", "DRAWER_TOOLS", "describe_write"]
+
+DEFAULT_WING = "general"
+DEFAULT_ROOM = "notes"
+_PREVIEW_CHARS = 200
+
+_KIND = string(f"declared record kind, one of {'|'.join(KIND_VOCAB)} (omit rather than guess)")
+_CONTENT_DATE = string("when the content happened, YYYY-MM-DD or RFC 3339; anchors relative dates in the text")
+_SUPERSEDES = string("id of the drawer this memory replaces (a recorded link; the old drawer stays)")
+_CLAIMS = {
+    "agent": string("provenance claim: which agent wrote this (recorded, never a trust boundary)"),
+    "channel": string("provenance claim: origin class of the content, e.g. user|tool-output|scrape|agent"),
+    "session": string("provenance claim: the session this was written in"),
+}
+
+
+def describe_write(result: WriteResult, *, wing: str, room: str) -> str:
+    """The reply line for one write: where it landed, in words an agent cannot misread."""
+    if result.outcome == "quarantined":
+        return (
+            f"quarantined: {result.id} was diverted by the admission screen into '{QUARANTINE_WING}' for operator "
+            f"review (intended {wing}/{room}); it is not filed there and will not be returned by search"
+        )
+    return f"{result.outcome}: {result.id} in {wing}/{room}"
+
+
+def _new_drawer(session: ToolSession, args: Arguments, *, wing: str, room: str, source_file: str | None) -> str:
+    content = normalise(args.required_text("content"))
+    if not content.strip():
+        raise InvalidArgument(f"{args.tool}: argument 'content' is empty after normalisation")
+    supersedes = args.text("supersedes")
+    if supersedes is not None:
+        session.store.get(supersedes)  # the replaced drawer must exist (DrawerNotFound otherwise)
+    index = session.store.allocate_append_indices(1)
+    drawer = Drawer(
+        id=append_drawer_id(wing, room, index),
+        content=content,
+        wing=wing,
+        room=room,
+        chunk_index=index,
+        id_recipe=ID_RECIPE_APPEND,
+        added_by=ADDED_BY,
+        filed_at=session.now(),
+        source_file=source_file,
+        content_date=args.text("content_date"),
+        kind=args.text("kind"),
+        supersedes=supersedes,
+        agent=args.text("agent"),
+        channel=args.text("channel"),
+        session=args.text("session"),
+    )
+    [result] = session.store.write([DrawerWrite(drawer)], screening=Screen())
+    return describe_write(result, wing=wing, room=room)
+
+
+def _save(session: ToolSession, args: Arguments) -> str:
+    wing = args.text("wing", default=DEFAULT_WING) or DEFAULT_WING
+    room = args.text("room", default=DEFAULT_ROOM) or DEFAULT_ROOM
+    return _new_drawer(session, args, wing=wing, room=room, source_file=None)
+
+
+def _add_drawer(session: ToolSession, args: Arguments) -> str:
+    wing, room = args.required_text("wing"), args.required_text("room")
+    return _new_drawer(session, args, wing=wing, room=room, source_file=args.text("source_file"))
+
+
+def _update_drawer(session: ToolSession, args: Arguments) -> str:
+    current = session.store.get(args.required_text("drawer_id"))
+    for key, value in (("wing", current.wing), ("room", current.room)):
+        asked = args.text(key)
+        if asked is not None and asked != value:
+            raise InvalidArgument(
+                f"{args.tool}: moving a drawer to another {key} is not an in-place update "
+                f"(its id depends on where it lives); save it there and delete {current.id}"
+            )
+    content = args.text("content")
+    if content is None:
+        return f"unchanged: {current.id} (no new content given)"
+    content = normalise(content)
+    if not content.strip():
+        raise InvalidArgument(f"{args.tool}: argument 'content' is empty after normalisation")
+    updated = replace(current, content=content, updated_at=session.now(), occurrences=(), time_mentions=(), entities=())
+    [result] = session.store.write([DrawerWrite(updated)], screening=Screen())
+    return describe_write(result, wing=current.wing, room=current.room)
+
+
+def _delete_drawer(session: ToolSession, args: Arguments) -> str:
+    drawer_id = args.required_text("drawer_id")
+    session.store.delete(drawer_id)
+    return f"deleted: {drawer_id} (a keyed tombstone and an audit record remain)"
+
+
+def _delete_by_source(session: ToolSession, args: Arguments) -> str:
+    source = args.required_text("source_file")
+    dry_run = args.flag("dry_run")
+    matched = [d.id for d in session.store.list_drawers() if d.source_file == source]
+    if dry_run:
+        return f"would delete {len(matched)} drawer(s) mined from {source}" + "".join(f"\n  {i}" for i in matched)
+    for drawer_id in matched:
+        session.store.delete(drawer_id)
+    return f"deleted {len(matched)} drawer(s) mined from {source}"
+
+
+def _get_drawer(session: ToolSession, args: Arguments) -> str:
+    return drawer_block(session.store.get(args.required_text("drawer_id")), full=True)
+
+
+def _list_drawers(session: ToolSession, args: Arguments) -> str:
+    limit = args.integer("limit", default=20, low=1, high=100) or 20
+    offset = args.integer("offset", default=0, low=0, high=100_000) or 0
+    drawers = session.store.list_drawers(wing=args.text("wing"), room=args.text("room"), limit=offset + limit)
+    page = drawers[offset:]
+    if not page:
+        return f"no drawers (offset {offset})"
+    blocks = []
+    for drawer in page:
+        clipped = len(drawer.content) > _PREVIEW_CHARS
+        attributes = {
+            "id": drawer.id,
+            "wing": drawer.wing,
+            "room": drawer.room,
+            "content_date": drawer.content_date,
+            "filed": drawer.filed_at,
+            "preview": "true" if clipped else None,
+        }
+        blocks.append(memory_block(attributes, drawer.content[:_PREVIEW_CHARS]))
+    footer = f"({len(page)} drawer(s), newest first; next offset {offset + len(page)}; get_drawer for full text)"
+    return "\n".join([*blocks, footer])
+
+
+_DRAWER_ID = {"drawer_id": string("drawer id")}
+
+DRAWER_TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "undercroft_save",
+        "Save one memory verbatim (sealed and integrity-tagged at rest). Every call creates a new drawer.",
+        {
+            "content": string("the exact words to keep"),
+            "wing": string(f"person/project partition (default {DEFAULT_WING})"),
+            "room": string(f"topic (default {DEFAULT_ROOM})"),
+            "kind": _KIND,
+            "content_date": _CONTENT_DATE,
+            "supersedes": _SUPERSEDES,
+            **_CLAIMS,
+        },
+        _save,
+        required=("content",),
+    ),
+    ToolSpec(
+        "undercroft_add_drawer",
+        "File one drawer verbatim into an explicit wing and room, optionally naming its source file.",
+        {
+            "wing": string("wing"),
+            "room": string("room"),
+            "content": string("the exact words to keep"),
+            "source_file": string("where the words came from"),
+            "kind": _KIND,
+            "content_date": _CONTENT_DATE,
+            "supersedes": _SUPERSEDES,
+            **_CLAIMS,
+        },
+        _add_drawer,
+        required=("wing", "room", "content"),
+    ),
+    ToolSpec(
+        "undercroft_update_drawer",
+        "Replace a drawer's content in place (re-sealed, re-tagged, audited).",
+        {
+            **_DRAWER_ID,
+            "content": string("new content"),
+            "wing": string("must equal the drawer's wing"),
+            "room": string("must equal the drawer's room"),
+        },
+        _update_drawer,
+        required=("drawer_id",),
+    ),
+    ToolSpec(
+        "undercroft_delete_drawer",
+        "Delete one drawer (leaves a keyed tombstone and an audit record).",
+        dict(_DRAWER_ID),
+        _delete_drawer,
+        required=("drawer_id",),
+    ),
+    ToolSpec(
+        "undercroft_delete_by_source",
+        "Delete every drawer mined from one source file.",
+        {"source_file": string("source path as recorded on the drawers"), "dry_run": boolean("only count")},
+        _delete_by_source,
+        required=("source_file",),
+    ),
+    ToolSpec(
+        "undercroft_get_drawer",
+        "Fetch one drawer verbatim by id, with its provenance (added_by, source_file, writer claims).",
+        dict(_DRAWER_ID),
+        _get_drawer,
+        required=("drawer_id",),
+    ),
+    ToolSpec(
+        "undercroft_list_drawers",
+        "Page through drawers newest first (previews; get_drawer for the full text).",
+        {
+            "wing": string("scope to wing"),
+            "room": string("scope to room"),
+            "limit": integer("page size (1-100, default 20)"),
+            "offset": integer("page start"),
+        },
+        _list_drawers,
+    ),
+)

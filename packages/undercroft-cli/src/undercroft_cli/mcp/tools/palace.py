@@ -1,0 +1,104 @@
+"""Palace tools: status, wings, rooms, taxonomy, verify — metadata only, never a word of content.
+
+The quarantine wing appears in the wing listings with its count (hiding the review queue's existence buys
+nothing once naming it is refused by the fence); its rooms do not.
+"""
+
+from __future__ import annotations
+
+import json
+
+from undercroft_core.vocabulary import QUARANTINE_WING
+from undercroft_store import VaultStats
+
+from undercroft_cli.mcp.arguments import Arguments
+from undercroft_cli.mcp.tools.base import ToolSession, ToolSpec, string
+
+__all__ = ["PALACE_TOOLS", "taxonomy"]
+
+
+def _wings(stats: VaultStats) -> dict[str, int]:
+    wings = dict(sorted(stats.wings.items()))
+    if stats.quarantined:
+        wings[QUARANTINE_WING] = stats.quarantined
+    return wings
+
+
+def taxonomy(stats: VaultStats) -> dict[str, dict[str, int]]:
+    """Wing → room → drawers, from the stats' ``wing/room`` counts (quarantine rooms excluded)."""
+    tree: dict[str, dict[str, int]] = {wing: {} for wing in sorted(stats.wings)}
+    for key, count in sorted(stats.rooms.items()):
+        wing, _, room = key.partition("/")
+        tree.setdefault(wing, {})[room] = count
+    return tree
+
+
+def _status(session: ToolSession, args: Arguments) -> str:
+    stats = session.store.stats()
+    status = {
+        "vault": stats.vault,
+        "level": stats.level,
+        "read_only": session.read_only,
+        "drawers": stats.drawers,
+        "quarantined": stats.quarantined,
+        "wings": len(stats.wings),
+        "rooms": len(stats.rooms),
+        "chain_records": stats.chain_records,
+        "writes": stats.writes,
+        "head": stats.head,
+        "db_bytes": stats.db_bytes,
+        "embedder": stats.embedder,
+        "embed_failures": stats.embed_failures,
+        "unhealed": stats.unhealed,
+    }
+    return json.dumps(status, indent=2)
+
+
+def _list_wings(session: ToolSession, args: Arguments) -> str:
+    return json.dumps({"wings": _wings(session.store.stats())}, indent=2, ensure_ascii=False)
+
+
+def _list_rooms(session: ToolSession, args: Arguments) -> str:
+    tree = taxonomy(session.store.stats())
+    wing = args.text("wing")
+    if wing is None:
+        rooms = {f"{w}/{r}": n for w, inner in tree.items() for r, n in inner.items()}
+        return json.dumps({"rooms": rooms}, indent=2, ensure_ascii=False)
+    return json.dumps({"wing": wing, "rooms": tree.get(wing, {})}, indent=2, ensure_ascii=False)
+
+
+def _get_taxonomy(session: ToolSession, args: Arguments) -> str:
+    stats = session.store.stats()
+    tree: dict[str, object] = dict(taxonomy(stats))
+    if stats.quarantined:
+        tree[QUARANTINE_WING] = {"drawers": stats.quarantined, "rooms": "operator-only"}
+    return json.dumps({"taxonomy": tree}, indent=2, ensure_ascii=False)
+
+
+def _verify(session: ToolSession, args: Arguments) -> str:
+    return session.store.verify().render()
+
+
+PALACE_TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "undercroft_status",
+        "Vault overview: drawers, quarantined count, wings, rooms, audit-chain height and head, size, "
+        "security level, posture and anything the open declined to repair (unhealed).",
+        {},
+        _status,
+    ),
+    ToolSpec("undercroft_list_wings", "Wings with drawer counts.", {}, _list_wings),
+    ToolSpec(
+        "undercroft_list_rooms",
+        "Rooms with drawer counts, within one wing or all of them.",
+        {"wing": string("wing to list rooms for (optional)")},
+        _list_rooms,
+    ),
+    ToolSpec("undercroft_get_taxonomy", "Full taxonomy: wing, then room, then drawer count.", {}, _get_taxonomy),
+    ToolSpec(
+        "undercroft_verify",
+        "Verify every record's HMAC and replay the tamper-evident audit chain; VERIFY OK or VERIFY FAILED.",
+        {},
+        _verify,
+    ),
+)
