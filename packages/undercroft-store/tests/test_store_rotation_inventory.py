@@ -47,3 +47,8 @@ def test_inventory_notices_a_new_kind() -> None:
     partial = dict(rotation.SEALED_DOMAINS)
     partial.pop(DomainKind.KG_NAME)
     assert set(partial) != set(DomainKind)
+
+
+def test_every_registered_hook_loads() -> None:
+    for table, path in rotation.RESEALERS.items():
+        assert rotation._load_resealer(path) is not None, table

@@ -124,12 +124,15 @@ class Rekeying:
 Resealer = Callable[[Rekeying], list[tuple[str, bytes]]]
 
 #: Tag-carrying tables outside the core, each re-keyed by the hook named ``"module:function"``.
-RESEALERS: dict[str, str] = {}
+RESEALERS: dict[str, str] = {
+    "kg_facts": "undercroft_store.kg.rotation:reseal_facts",
+    "kg_entities": "undercroft_store.kg.rotation:reseal_entities",
+    "tunnels": "undercroft_store.kg.rotation:reseal_tunnels",
+    "supersessions": "undercroft_store.kg.rotation:reseal_supersessions",
+}
 #: Tables announced by other surfaces whose reseal hook has not landed here yet: rotation refuses a vault in
 #: which one of them holds rows (`RotationUnsupported`), and proceeds while they are empty.
-PENDING_RESEALERS: Final = frozenset(
-    {"kg_entities", "kg_facts", "tunnels", "supersessions", "admission_queue", "wing_trust"}
-)
+PENDING_RESEALERS: Final = frozenset({"admission_queue", "wing_trust"})
 # Tables the core rotation path handles itself.
 _CORE_TABLES: Final = frozenset({"meta", "chain_meta", "sqlite_sequence", FTS_TABLE, *TAG_TABLES})
 
