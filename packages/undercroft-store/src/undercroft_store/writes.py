@@ -167,6 +167,12 @@ def _stable_meta(meta: bytes) -> dict[str, Any]:
     return document
 
 
+def _adds_no_dates(stored: bytes, incoming: bytes) -> bool:
+    """True when every incoming occurrence is already stored: merged dates (dedup) are a real change."""
+    have = {json.dumps(o, sort_keys=True) for o in json.loads(stored).get("occurrences") or []}
+    return all(json.dumps(o, sort_keys=True) in have for o in json.loads(incoming).get("occurrences") or [])
+
+
 def _record_embedder(context: VaultContext) -> None:
     label = context.embedder.identity.label
     row = context.connection.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
@@ -276,6 +282,7 @@ def _commit_batch(context: VaultContext, prepared: list[_Prepared]) -> list[Writ
                 existing is not None
                 and bytes(existing[1]) == item.fingerprint
                 and (_stable_meta(bytes(existing[2])) == _stable_meta(item.meta))
+                and _adds_no_dates(bytes(existing[2]), item.meta)
             ):
                 results.append(WriteResult(item.drawer.id, int(existing[0]), "deduped"))
                 continue
