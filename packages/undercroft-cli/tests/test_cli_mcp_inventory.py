@@ -88,7 +88,7 @@ def test_a_tool_without_an_inventory_line_fails_the_build(store: VaultStore) -> 
 
 
 def test_a_tool_still_marked_pending_cannot_be_served(store: VaultStore) -> None:
-    early = ToolSpec("undercroft_kg_add", "a stub", {}, lambda session, args: "")
+    early = ToolSpec("undercroft_wake_up", "a stub", {}, lambda session, args: "")
     with pytest.raises(RuntimeError, match="still marked pending"):
         McpDispatcher(ToolSession(store, HashEmbedder()), {early.name: early})
 

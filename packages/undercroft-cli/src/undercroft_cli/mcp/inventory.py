@@ -52,8 +52,6 @@ class ToolEntry:
 
 
 _R, _W = Access.READ, Access.WRITE
-_KG = "the knowledge graph store API (undercroft_store.kg)"
-_TUNNELS = "tunnels (undercroft_store.tunnels)"
 
 TOOLS: tuple[ToolEntry, ...] = (
     # Drawers: the agent surface proper.
@@ -77,27 +75,27 @@ TOOLS: tuple[ToolEntry, ...] = (
     ToolEntry("undercroft_list_agents", _R, pending="diaries (undercroft_store.diaries)"),
     ToolEntry("undercroft_diary_write", _W, pending="diaries (undercroft_store.diaries)"),
     ToolEntry("undercroft_diary_read", _R, pending="diaries (undercroft_store.diaries)"),
-    ToolEntry("undercroft_create_tunnel", _W, pending=_TUNNELS),
-    ToolEntry("undercroft_list_tunnels", _R, pending=_TUNNELS),
-    ToolEntry("undercroft_delete_tunnel", _W, pending=_TUNNELS),
-    ToolEntry("undercroft_follow_tunnels", _R, pending=_TUNNELS),
-    ToolEntry("undercroft_traverse", _R, pending=_TUNNELS),
+    ToolEntry("undercroft_create_tunnel", _W),
+    ToolEntry("undercroft_list_tunnels", _R),
+    ToolEntry("undercroft_delete_tunnel", _W),
+    ToolEntry("undercroft_follow_tunnels", _R),
+    ToolEntry("undercroft_traverse", _R),
     ToolEntry("undercroft_list_hallways", _R, pending="hallways (undercroft_store.hallways)"),
     # Integrity and history.
     ToolEntry("undercroft_verify", _R),
     ToolEntry("undercroft_history", _R, pending="an agent-scoped audit-trail read on the store"),
-    ToolEntry("undercroft_check_erasure_receipt", _R, pending="attested forgetting (verify-forgetting)"),
+    ToolEntry("undercroft_check_erasure_receipt", _R),
     ToolEntry("undercroft_index_status", _R, pending="remote vector mirrors wired into the store"),
     # Knowledge graph.
-    ToolEntry("undercroft_kg_add", _W, pending=_KG),
-    ToolEntry("undercroft_kg_invalidate", _W, pending=_KG),
-    ToolEntry("undercroft_kg_supersede", _W, pending=_KG),
-    ToolEntry("undercroft_kg_query", _R, pending=_KG),
-    ToolEntry("undercroft_kg_timeline", _R, pending=_KG),
-    ToolEntry("undercroft_kg_stats", _R, pending=_KG),
-    ToolEntry("undercroft_kg_rel", _R, pending=_KG),
-    ToolEntry("undercroft_kg_receipts", _R, pending=_KG),
-    ToolEntry("undercroft_lookup_canonical", _R, pending="the KG authority tier (canonical lookup)"),
+    ToolEntry("undercroft_kg_add", _W),
+    ToolEntry("undercroft_kg_invalidate", _W),
+    ToolEntry("undercroft_kg_supersede", _W),
+    ToolEntry("undercroft_kg_query", _R),
+    ToolEntry("undercroft_kg_timeline", _R),
+    ToolEntry("undercroft_kg_stats", _R),
+    ToolEntry("undercroft_kg_rel", _R),
+    ToolEntry("undercroft_kg_receipts", _R),
+    ToolEntry("undercroft_lookup_canonical", _R),
 )
 
 READ: frozenset[str] = frozenset(t.name for t in TOOLS if t.access is Access.READ)

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from undercroft_cli.mcp.tools.base import UNTRUSTED_NOTICE, ToolSession, ToolSpec
 from undercroft_cli.mcp.tools.drawers import DRAWER_TOOLS
+from undercroft_cli.mcp.tools.erasure import ERASURE_TOOLS
+from undercroft_cli.mcp.tools.graph import GRAPH_TOOLS
 from undercroft_cli.mcp.tools.palace import PALACE_TOOLS
 from undercroft_cli.mcp.tools.search import SEARCH_TOOLS
+from undercroft_cli.mcp.tools.tunnels import TUNNEL_TOOLS
 
 __all__ = ["UNTRUSTED_NOTICE", "ToolSession", "ToolSpec", "registry"]
 
@@ -17,7 +20,7 @@ __all__ = ["UNTRUSTED_NOTICE", "ToolSession", "ToolSpec", "registry"]
 def registry() -> dict[str, ToolSpec]:
     """Every implemented tool by name (a name implemented twice is a programming error)."""
     tools: dict[str, ToolSpec] = {}
-    for spec in (*DRAWER_TOOLS, *SEARCH_TOOLS, *PALACE_TOOLS):
+    for spec in (*DRAWER_TOOLS, *SEARCH_TOOLS, *PALACE_TOOLS, *GRAPH_TOOLS, *TUNNEL_TOOLS, *ERASURE_TOOLS):
         if spec.name in tools:
             raise RuntimeError(f"tool {spec.name} is implemented twice")
         tools[spec.name] = spec

@@ -1,0 +1,200 @@
+"""Knowledge-graph tools: add, invalidate, supersede, query, timeline, stats, rel, receipts, lookup_canonical.
+
+Facts are temporal triples in the vault (sealed objects, tagged, chain-audited). Argument names follow
+MemPalace 3.11 (``subject``/``predicate``/``object``, ``ended``, ``old_object``/``new_object``/``at``,
+``entity``/``as_of``/``direction``). Closing a window is refused where the target is the approved canonical
+fact ``undercroft_lookup_canonical`` returns: the authority tier is an operator surface in both directions.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, cast
+
+from undercroft_store.kg.authority import canonical
+from undercroft_store.kg.facts import Fact
+from undercroft_store.kg.graph import KnowledgeGraph
+from undercroft_store.kg.receipts import ReceiptReport, fact_receipts
+
+from undercroft_cli.mcp.arguments import Arguments
+from undercroft_cli.mcp.errors import InvalidArgument, ToolRefused
+from undercroft_cli.mcp.tools.base import ToolSession, ToolSpec, boolean, string
+
+__all__ = ["GRAPH_TOOLS"]
+
+_DIRECTIONS = ("outgoing", "incoming", "both")
+
+
+def _facts(facts: list[Fact]) -> str:
+    return json.dumps({"facts": [fact.to_dict() for fact in facts]}, indent=2, ensure_ascii=False)
+
+
+def _open_facts(graph: KnowledgeGraph, args: Arguments, subject: str, predicate: str, obj: str | None) -> list[Fact]:
+    folded = predicate.casefold()
+    matches = [
+        fact
+        for fact in graph.query(subject, direction="outgoing")
+        if fact.active and fact.predicate.casefold() == folded and (obj is None or fact.object == obj)
+    ]
+    for fact in matches:
+        if fact.canonical_key is not None and fact.review_state == "approved":
+            raise ToolRefused(
+                f"{args.tool}: ({subject}, {predicate}) is held by approved canonical fact {fact.id}; closing its "
+                "window would empty the exact-authority door, and the authority tier is operator-only"
+            )
+    if not matches:
+        raise InvalidArgument(f"{args.tool}: no open fact ({subject}, {predicate}{', ' + obj if obj else ''})")
+    return matches
+
+
+def _kg_add(session: ToolSession, args: Arguments) -> str:
+    fact = KnowledgeGraph(session.store).add(
+        args.required_text("subject"),
+        args.required_text("predicate"),
+        args.required_text("object"),
+        valid_from=args.text("valid_from"),
+        valid_to=args.text("valid_to"),
+        source_drawer=args.text("source_drawer_id"),
+    )
+    return f"fact: {fact.id} ({fact.subject} {fact.predicate} {fact.object})"
+
+
+def _kg_invalidate(session: ToolSession, args: Arguments) -> str:
+    graph = KnowledgeGraph(session.store)
+    subject, predicate = args.required_text("subject"), args.required_text("predicate")
+    closed = [
+        graph.invalidate(fact.id, ended=args.text("ended"))
+        for fact in _open_facts(graph, args, subject, predicate, args.text("object"))
+    ]
+    return "\n".join(f"closed: {fact.id} (valid_to {fact.valid_to})" for fact in closed)
+
+
+def _kg_supersede(session: ToolSession, args: Arguments) -> str:
+    graph = KnowledgeGraph(session.store)
+    subject, predicate = args.required_text("subject"), args.required_text("predicate")
+    old_object = args.text("old_object")
+    lines = []
+    for fact in _open_facts(graph, args, subject, predicate, old_object):
+        closed, successor = graph.supersede(fact.id, args.required_text("new_object"), at=args.text("at"))
+        lines.append(f"superseded: {closed.id} -> {successor.id} ({successor.object}, from {successor.valid_from})")
+    return "\n".join(lines)
+
+
+def _kg_query(session: ToolSession, args: Arguments) -> str:
+    direction = args.text("direction", default="both") or "both"
+    if direction not in _DIRECTIONS:
+        raise InvalidArgument(f"{args.tool}: argument 'direction' must be one of {', '.join(_DIRECTIONS)}")
+    graph = KnowledgeGraph(session.store)
+    facts = graph.query(args.required_text("entity"), direction=cast(Any, direction), as_of=args.text("as_of"))
+    return _facts(facts)
+
+
+def _kg_timeline(session: ToolSession, args: Arguments) -> str:
+    return _facts(KnowledgeGraph(session.store).timeline(args.text("entity")))
+
+
+def _kg_stats(session: ToolSession, args: Arguments) -> str:
+    return json.dumps(KnowledgeGraph(session.store).stats().to_dict(), indent=2)
+
+
+def _kg_rel(session: ToolSession, args: Arguments) -> str:
+    return _facts(KnowledgeGraph(session.store).rel(args.required_text("predicate"), as_of=args.text("as_of")))
+
+
+def _kg_receipts(session: ToolSession, args: Arguments) -> str:
+    report = fact_receipts(session.store)
+    assert isinstance(report, ReceiptReport)  # integrity_only=False always answers the full report
+    problems_only = args.flag("problems_only")
+    rows: list[dict[str, Any]] = [
+        {"fact_id": r.fact_id, "source_drawer": r.source_drawer, "verdict": r.verdict}
+        for r in report.receipts
+        if not problems_only or r.verdict != "verified"
+    ]
+    return json.dumps({"counts": report.counts, "uncited": report.uncited, "receipts": rows}, indent=2)
+
+
+def _lookup_canonical(session: ToolSession, args: Arguments) -> str:
+    fact = canonical(session.store, args.required_text("key"))
+    if fact is None:
+        return "no canonical fact holds this key: no declared truth exists (this is not a guess)"
+    return json.dumps(fact.to_dict(), indent=2, ensure_ascii=False)
+
+
+_AS_OF = string("ISO date or instant: only facts true then")
+
+GRAPH_TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "undercroft_kg_add",
+        "Add a temporal fact (subject, predicate, object) with an optional validity window.",
+        {
+            "subject": string("entity"),
+            "predicate": string("relation, e.g. works_at"),
+            "object": string("value or entity"),
+            "valid_from": string("ISO date the fact starts"),
+            "valid_to": string("ISO date the fact ends"),
+            "source_drawer_id": string("drawer whose words state the fact"),
+        },
+        _kg_add,
+        required=("subject", "predicate", "object"),
+    ),
+    ToolSpec(
+        "undercroft_kg_invalidate",
+        "Close the validity window of the open facts (subject, predicate[, object]).",
+        {
+            "subject": string("entity"),
+            "predicate": string("relation"),
+            "object": string("only this value"),
+            "ended": string("ISO end (default now)"),
+        },
+        _kg_invalidate,
+        required=("subject", "predicate"),
+    ),
+    ToolSpec(
+        "undercroft_kg_supersede",
+        "Close the current value of (subject, predicate) and open the new one at the same instant.",
+        {
+            "subject": string("entity"),
+            "predicate": string("relation"),
+            "old_object": string("only this value"),
+            "new_object": string("new value"),
+            "at": string("ISO instant of the change (default now)"),
+        },
+        _kg_supersede,
+        required=("subject", "predicate", "new_object"),
+    ),
+    ToolSpec(
+        "undercroft_kg_query",
+        "Facts about an entity, optionally only those true at as_of.",
+        {"entity": string("entity"), "as_of": _AS_OF, "direction": string("outgoing|incoming|both")},
+        _kg_query,
+        required=("entity",),
+    ),
+    ToolSpec(
+        "undercroft_kg_timeline",
+        "Fact history (closed facts included), optionally for one entity.",
+        {"entity": string("entity")},
+        _kg_timeline,
+    ),
+    ToolSpec("undercroft_kg_stats", "Knowledge-graph counts.", {}, _kg_stats),
+    ToolSpec(
+        "undercroft_kg_rel",
+        "Facts by predicate (the edge label), e.g. every reports_to.",
+        {"predicate": string("predicate to match"), "as_of": _AS_OF},
+        _kg_rel,
+        required=("predicate",),
+    ),
+    ToolSpec(
+        "undercroft_kg_receipts",
+        "Per-fact receipt verdicts against each cited verbatim source.",
+        {"problems_only": boolean("omit verified facts")},
+        _kg_receipts,
+    ),
+    ToolSpec(
+        "undercroft_lookup_canonical",
+        "The exact-authority door: the one active, approved, canonical fact for a key. Consult it before "
+        "semantic recall for exact or high-risk asks; an empty answer means no declared truth exists.",
+        {"key": string("canonical key")},
+        _lookup_canonical,
+        required=("key",),
+    ),
+)
