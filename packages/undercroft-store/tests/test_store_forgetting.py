@@ -179,3 +179,22 @@ def test_a_receipt_of_another_vault_fails(palace: Palace) -> None:
     with palace.open_vault("other", HashEmbedder()) as other:
         verdict = verify_forgetting(other, document)
         assert verdict.status == "failed" and "names vault 'default'" in verdict.findings[0]
+
+
+def test_after_a_rotation_a_receipt_reads_recorded(palace: Palace, home: Path) -> None:
+    rotation = pytest.importorskip("undercroft_store.rotation", reason="rotation has not landed")
+    ids = _fill(palace)
+    with palace.open_vault("default", HashEmbedder()) as store:
+        document = forget(store, [ids[0]], signer=generate_signing_identity(hybrid=False)).to_json()
+    rotation.rotate_vault(palace, "default", HashEmbedder())
+    with Palace(home) as reopened, reopened.open_vault("default", HashEmbedder()) as store:
+        verdict = verify_forgetting(store, document)
+        assert (verdict.status, verdict.ok, verdict.findings) == ("recorded", True, ())
+        assert "destroyed the replay key" in verdict.render() and verdict.render().endswith("FORGETTING RECORDED")
+        tampered = json.loads(document)
+        tampered["forgotten"][0]["content_sha256"] = "f" * 64
+        assert verify_forgetting(store, json.dumps(tampered)).status == "failed"  # still caught without the key
+    with _raw(home) as raw:
+        raw.execute("DELETE FROM tombstones")
+    with Palace(home) as reopened, reopened.open_vault("default", HashEmbedder()) as store:
+        assert verify_forgetting(store, document).findings == (f"drawer {ids[0]} has no tombstone",)

@@ -129,6 +129,7 @@ RESEALERS: dict[str, str] = {
     "kg_entities": "undercroft_store.kg.rotation:reseal_entities",
     "tunnels": "undercroft_store.kg.rotation:reseal_tunnels",
     "supersessions": "undercroft_store.kg.rotation:reseal_supersessions",
+    "retention_policy": "undercroft_store.retention:reseal_retention",
 }
 #: Tables announced by other surfaces whose reseal hook has not landed here yet: rotation refuses a vault in
 #: which one of them holds rows (`RotationUnsupported`), and proceeds while they are empty.

@@ -18,6 +18,7 @@ import sqlite3
 from typing import Final
 
 from undercroft_store._internal.governance_tables import GOVERNANCE_DDL, GOVERNANCE_TABLES, GOVERNANCE_TAGGED_TABLES
+from undercroft_store._internal.retention_table import RETENTION_DDL, RETENTION_TABLE
 from undercroft_store.errors import SchemaMismatch
 from undercroft_store.kg.schema import SURFACE_DDL, SURFACE_TABLES, SURFACE_TAGGED_TABLES
 
@@ -38,7 +39,14 @@ DRAWER_TABLE: Final = "drawers"
 #: The derived full-text index of an hmac-only vault.
 FTS_TABLE: Final = "drawers_fts"
 #: Every table whose rows carry an HMAC tag (rotation re-keys each; verify checks each).
-TAGGED_TABLES: Final = ("drawers", "audit", "tombstones", *GOVERNANCE_TAGGED_TABLES, *SURFACE_TAGGED_TABLES)
+TAGGED_TABLES: Final = (
+    "drawers",
+    "audit",
+    "tombstones",
+    *GOVERNANCE_TAGGED_TABLES,
+    *SURFACE_TAGGED_TABLES,
+    RETENTION_TABLE,
+)
 
 _CORE_DDL: Final = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL) STRICT",
@@ -76,14 +84,23 @@ _CORE_DDL: Final = (
 )
 _FTS_DDL: Final = f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(content, tokenize = 'unicode61')"
 
-_EXPECTED: Final = {"meta", "drawers", "audit", "chain_meta", "tombstones", *GOVERNANCE_TABLES, *SURFACE_TABLES}
+_EXPECTED: Final = {
+    "meta",
+    "drawers",
+    "audit",
+    "chain_meta",
+    "tombstones",
+    *GOVERNANCE_TABLES,
+    *SURFACE_TABLES,
+    RETENTION_TABLE,
+}
 
 
 def create_schema(connection: sqlite3.Connection, *, hmac_only: bool) -> None:
     """Create every table of a new vault (inside the caller's transaction) and stamp the version."""
     for statement in (*_CORE_DDL, *SURFACE_DDL):  # the memory surfaces' tables (kg.schema) ride along
         connection.execute(statement)
-    for statement in GOVERNANCE_DDL:  # the admission queue and wing trust (governance)
+    for statement in (*GOVERNANCE_DDL, *RETENTION_DDL):  # the admission queue and wing trust (governance)
         connection.execute(statement)
     if hmac_only:
         connection.execute(_FTS_DDL)

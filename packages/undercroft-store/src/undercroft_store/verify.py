@@ -29,6 +29,7 @@ from undercroft_vault import replay as replay_chain
 
 from undercroft_store._internal.context import VaultContext
 from undercroft_store._internal.opening import read_audit_rows
+from undercroft_store._internal.retention_table import retention_findings
 from undercroft_store.kg.verify import SurfaceVerdict, check_surfaces
 
 __all__ = ["VerifyReport", "verify_vault"]
@@ -54,6 +55,7 @@ class VerifyReport:
     tombstone_failures: list[str] = field(default_factory=list)
     mirror_drift: list[str] = field(default_factory=list)
     resurrected: list[str] = field(default_factory=list)
+    retention_drift: list[str] = field(default_factory=list)
     surfaces: SurfaceVerdict | None = None  # the memory surfaces' legs (kg.verify)
 
     @property
@@ -74,6 +76,7 @@ class VerifyReport:
             or self.tombstone_failures
             or self.mirror_drift
             or self.resurrected
+            or self.retention_drift
             or (self.surfaces is not None and not self.surfaces.ok)
         )
 
@@ -100,6 +103,8 @@ class VerifyReport:
         lines += [f"  DRIFT: {drawer_id}" for drawer_id in self.mirror_drift]
         lines.append(f"resurrected:      {len(self.resurrected)}")
         lines += [f"  RESURRECTED: {drawer_id}" for drawer_id in self.resurrected]
+        lines.append(f"retention drift:  {len(self.retention_drift)}")
+        lines += [f"  POLICY: {finding}" for finding in self.retention_drift]
         if self.surfaces is not None:
             lines += self.surfaces.lines()
         lines.append("VERIFY OK" if self.ok else "VERIFY FAILED")
@@ -203,6 +208,7 @@ def verify_vault(context: VaultContext) -> VerifyReport:
         rows = read_audit_rows(connection)
         _check_chain(context, report, rows)
         _check_labels(context, report, live, rows)
+        report.retention_drift = retention_findings(connection, context.keys, rows)
         report.surfaces = check_surfaces(context, rows)
     finally:
         connection.execute("COMMIT")
