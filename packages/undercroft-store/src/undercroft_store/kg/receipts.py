@@ -16,7 +16,7 @@ from undercroft_vault import constant_time_equal
 from undercroft_store._internal.context import VaultContext
 from undercroft_store._internal.reading import SELECT_BY_ID, verified_drawer
 from undercroft_store.errors import RecordTampered
-from undercroft_store.kg._internal.rows import FACT_SELECT, verified_fact
+from undercroft_store.kg._internal.rows import verified_fact
 from undercroft_store.kg._internal.txn import open_blind, readable
 from undercroft_store.kg.errors import FactTampered
 from undercroft_store.kg.facts import fact_tag
@@ -112,7 +112,9 @@ def fact_receipts(store: VaultStore, *, integrity_only: bool = False) -> Receipt
     if not integrity_only:
         return check_receipts(context)
     checked, ok = 0, True
-    for fact_id, meta, terms, value, tag in context.connection.execute(f"{FACT_SELECT} ORDER BY seq"):
+    for fact_id, meta, terms, value, tag in context.connection.execute(
+        "SELECT id, meta_json, terms, value, tag FROM kg_facts ORDER BY seq"
+    ):
         checked += 1
         expected = fact_tag(context, str(fact_id), bytes(meta), bytes(terms), bytes(value))
         ok = constant_time_equal(expected, bytes(tag)) and ok

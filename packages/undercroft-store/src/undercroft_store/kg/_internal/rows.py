@@ -9,7 +9,17 @@ from undercroft_vault import AuditRow, BlindIndex, Domain, IntegrityFailure, com
 
 from undercroft_store._internal.context import VaultContext
 from undercroft_store.kg.errors import FactNotFound, FactTampered
-from undercroft_store.kg.facts import INSERT_COLUMNS, Fact, FactRow, decode_fact, encode_fact, entity_key, fact_tag
+from undercroft_store.kg.facts import (
+    INSERT_COLUMNS,
+    MIRROR_COLUMNS,
+    Fact,
+    FactRow,
+    decode_fact,
+    encode_fact,
+    entity_key,
+    fact_tag,
+    mirrors_of,
+)
 
 __all__ = [
     "FACT_SELECT",
@@ -21,8 +31,8 @@ __all__ = [
     "verified_fact",
 ]
 
-#: The columns a verified fact read selects, in order.
-FACT_SELECT = "SELECT id, meta_json, terms, value, tag FROM kg_facts"
+#: The columns a verified fact read selects, in order: the tagged ones, then the clear mirrors it checks.
+FACT_SELECT = f"SELECT id, meta_json, terms, value, tag, {MIRROR_COLUMNS} FROM kg_facts"  # noqa: S608
 
 
 def verified_fact(context: VaultContext, row: tuple[object, ...]) -> Fact:
@@ -31,6 +41,12 @@ def verified_fact(context: VaultContext, row: tuple[object, ...]) -> Fact:
     meta, terms, value, tag = (bytes(row[i]) for i in (1, 2, 3, 4))  # type: ignore[call-overload]
     if not constant_time_equal(fact_tag(context, fact_id, meta, terms, value), tag):
         raise FactTampered(f"fact {fact_id} in vault {context.vault_id!r} fails its HMAC tag: run undercroft verify")
+    # The SQL filters ran on the clear mirrors: a row that matched through a flipped mirror is refused.
+    if len(row) > 5 and tuple(row[5:]) != mirrors_of(meta):
+        raise FactTampered(
+            f"fact {fact_id} in vault {context.vault_id!r}: a clear index column disagrees with its HMAC-covered "
+            "meta: run undercroft verify"
+        )
     try:
         return decode_fact(context, fact_id, meta, terms, value)
     except (IntegrityFailure, ValueError, KeyError, TypeError) as error:

@@ -1,0 +1,66 @@
+"""The surfaces' rotation hooks: every row re-sealed and re-tagged under new keys; a bad row refuses."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+import pytest
+from undercroft_core import HashEmbedder
+from undercroft_store import Palace
+from undercroft_store.kg.errors import FactTampered
+from undercroft_store.kg.facts import at_rest_payload
+from undercroft_store.kg.graph import KnowledgeGraph
+from undercroft_store.kg.rotation import (
+    RESEAL_HOOKS,
+    reseal_entities,
+    reseal_facts,
+    reseal_supersessions,
+    reseal_tunnels,
+)
+from undercroft_store.kg.schema import SURFACE_TAGGED_TABLES
+from undercroft_store.supersession import supersede_drawer
+from undercroft_store.tunnels import create_tunnel
+from undercroft_vault import Domain, Sealer, SecretBytes, VaultKeys, compute_tag, derive_vault_keys, new_vault_salt
+
+
+@dataclass(frozen=True)
+class Rekey:
+    connection: sqlite3.Connection
+    sealed: bool
+    old_keys: VaultKeys
+    new_keys: VaultKeys
+    old_sealer: Sealer
+    new_sealer: Sealer
+
+
+def test_every_surface_table_has_a_hook() -> None:
+    assert set(RESEAL_HOOKS) == set(SURFACE_TAGGED_TABLES)
+
+
+def test_hooks_reseal_and_retag_every_row(palace: Palace) -> None:
+    new_keys = derive_vault_keys(SecretBytes(b"\x07" * 32), "default", new_vault_salt())
+    with palace.open_vault("default", HashEmbedder()) as store:
+        fact = KnowledgeGraph(store).add("Max", "works at", "Acme")
+        create_tunnel(store, "a", "b", "label")
+        [saved] = store.remember("old words", wing="a", room="r", added_by="t")
+        supersede_drawer(store, saved.id, "new words", added_by="t")
+        context = store._context
+        rekey = Rekey(context.connection, True, context.keys, new_keys, context.sealer, Sealer(new_keys))
+        context.connection.execute("BEGIN IMMEDIATE")
+        try:
+            records = [*reseal_facts(rekey), *reseal_entities(rekey), *reseal_tunnels(rekey)]
+            records += reseal_supersessions(rekey)
+            assert len(records) == 1 + 2 + 1 + 1
+            meta, terms, value, tag = context.connection.execute(
+                "SELECT meta_json, terms, value, tag FROM kg_facts WHERE id = ?", (fact.id,)
+            ).fetchone()
+            assert compute_tag(new_keys, f"kg/{fact.id}", meta, at_rest_payload(terms, value)) == tag
+            assert (f"kg/{fact.id}", tag) in records
+            assert Sealer(new_keys).open(Domain.kg_object(fact.id), value) == b"Acme"
+            context.connection.execute("UPDATE kg_facts SET tag = zeroblob(32)")
+            with pytest.raises(FactTampered, match=f"kg/{fact.id} fails its HMAC tag under the current keys"):
+                reseal_facts(Rekey(context.connection, True, new_keys, new_keys, Sealer(new_keys), Sealer(new_keys)))
+        finally:
+            context.connection.execute("ROLLBACK")
+        assert store.verify().ok
