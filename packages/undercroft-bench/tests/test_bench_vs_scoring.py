@@ -251,3 +251,16 @@ def test_arm_context_is_what_the_factory_receives() -> None:
 
     run_vs_locomo(parse_locomo(TINY), LocomoSettings(arm="fake", k=1, pool=5), factory)
     assert [context.scope_id for context in seen] == ["c1"]
+
+
+def test_system_reported_seconds_are_summed_when_present() -> None:
+    timings = Timings()
+    first, second = Scripted({}), Scripted({})
+    first.driver_search_seconds, second.driver_search_seconds = 0.25, 0.5
+    first.driver_index_seconds = 2.0
+    TimedRetriever(first, timings)
+    TimedRetriever(second, timings)
+    summary = timings.summary()
+    assert summary["system_search_seconds"] == 0.75
+    assert summary["system_index_seconds"] == 2.0
+    assert Timings().summary()["system_search_seconds"] is None

@@ -64,10 +64,19 @@ class Timings:
     disk_bytes: list[int] = field(default_factory=list)
     retrievers: list[Retriever] = field(default_factory=list)
 
+    def reported(self, name: str) -> float | None:
+        """The sum of a per-retriever figure the system measures itself (e.g. MemPalace's in-driver
+        `driver_search_seconds`, without the pipe), or None when no retriever reports it."""
+        values = [getattr(retriever, name) for retriever in self.retrievers if hasattr(retriever, name)]
+        return float(sum(values)) if values else None
+
     def summary(self) -> dict[str, float | int | None]:
-        """Totals, median and p95 per query in ms, and summed disk bytes (None when no system reported any)."""
+        """Totals, median and p95 per query in ms, summed disk bytes, and the system's own seconds where it
+        reports them (None when it does not)."""
         searches = self.search_seconds
         return {
+            "system_index_seconds": self.reported("driver_index_seconds"),
+            "system_search_seconds": self.reported("driver_search_seconds"),
             "index_seconds": sum(self.index_seconds),
             "search_seconds": sum(searches),
             "queries": len(searches),
