@@ -9,8 +9,12 @@ import click
 from undercroft_cli import __version__
 from undercroft_cli._internal.exit_codes import run_cli
 from undercroft_cli.backup_command import backup_group
+from undercroft_cli.config_command import config_group
+from undercroft_cli.daemon_command import daemon_group
 from undercroft_cli.drawer_commands import drawer_group, remember_command
+from undercroft_cli.hooks_command import hooks_group
 from undercroft_cli.integrity_commands import stats_command, verify_command
+from undercroft_cli.mine_command import delete_by_source_command, mine_command, sweep_command, transcript_group
 from undercroft_cli.repair_command import repair_command
 from undercroft_cli.rotate_command import rotate_command
 from undercroft_cli.search_command import search_command
@@ -42,6 +46,14 @@ vault_group.add_command(rotate_command)
 cli.add_command(backup_group)
 cli.add_command(repair_command)
 cli.add_command(serve_mcp_command)
+# Mining, sweeping, transcripts, auto-save, configuration (issue 10).
+cli.add_command(mine_command)
+cli.add_command(sweep_command)
+cli.add_command(transcript_group)
+drawer_group.add_command(delete_by_source_command)
+cli.add_command(daemon_group)
+cli.add_command(hooks_group)
+cli.add_command(config_group)
 
 
 def main() -> None:
