@@ -126,3 +126,13 @@ def test_net_is_imported_by_obs_only_inside_telemetry() -> None:
     for path in (PACKAGES_DIR / "undercroft-obs" / "src").rglob("*.py"):
         if "undercroft_net" in path.read_text():
             assert "telemetry" in path.name or "telemetry" in path.parent.name, path
+
+
+def test_the_cli_does_not_import_heavy_optional_stacks_at_start_up() -> None:
+    """Every `undercroft` call pays the CLI's import cost: the MCP SDK and the embedders load only when used."""
+    probe = subprocess.run(
+        [sys.executable, "-c", "import sys, undercroft_cli.main; print(sorted(m for m in ('mcp', "
+         "'undercroft_embed_onnx', 'undercroft_embed_ort', 'onnxruntime', 'uvicorn') if m in sys.modules))"],
+        capture_output=True, text=True, check=True,
+    )
+    assert probe.stdout.strip() == "[]", probe.stdout

@@ -6,7 +6,6 @@ import click
 from undercroft_store import DEFAULT_VAULT
 
 from undercroft_cli._internal.composition import open_store, pick_embedder
-from undercroft_cli.mcp import McpDispatcher, ToolSession, serve_stdio
 
 __all__ = ["serve_mcp_command"]
 
@@ -24,6 +23,9 @@ def serve_mcp_command(vault: str, read_only: bool) -> int:
     Register it with an MCP client as {"command": "undercroft", "args": ["serve-mcp"]}. The vault is opened
     before serving: a tampered or rolled-back vault stops the server with exit 2 instead of serving it.
     """
+    # The MCP SDK costs about a second to import: only the server pays it, never every CLI call.
+    from undercroft_cli.mcp import McpDispatcher, ToolSession, serve_stdio
+
     embedder = pick_embedder()
     with open_store(vault, read_only=read_only) as store:
         for line in store.unhealed:
