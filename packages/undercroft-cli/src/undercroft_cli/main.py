@@ -14,6 +14,16 @@ from undercroft_cli.daemon_command import daemon_group
 from undercroft_cli.drawer_commands import drawer_group, remember_command
 from undercroft_cli.hooks_command import hooks_group
 from undercroft_cli.integrity_commands import stats_command, verify_command
+from undercroft_cli.kg_command import kg_group
+from undercroft_cli.memory_commands import (
+    check_dup_command,
+    closets_command,
+    dedup_command,
+    diary_group,
+    hallways_command,
+    tunnel_group,
+    wake_up_command,
+)
 from undercroft_cli.mine_command import delete_by_source_command, mine_command, sweep_command, transcript_group
 from undercroft_cli.repair_command import repair_command
 from undercroft_cli.rotate_command import rotate_command
@@ -54,6 +64,15 @@ drawer_group.add_command(delete_by_source_command)
 cli.add_command(daemon_group)
 cli.add_command(hooks_group)
 cli.add_command(config_group)
+# Memory surfaces (issue 8).
+cli.add_command(kg_group)
+cli.add_command(diary_group)
+cli.add_command(tunnel_group)
+cli.add_command(hallways_command)
+cli.add_command(closets_command)
+cli.add_command(wake_up_command)
+cli.add_command(dedup_command)
+drawer_group.add_command(check_dup_command)
 
 
 def main() -> None:

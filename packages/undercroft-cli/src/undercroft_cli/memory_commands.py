@@ -1,0 +1,217 @@
+"""``undercroft diary|tunnel|hallways|closets|wake-up|dedup`` and ``undercroft drawer check-dup``."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+from undercroft_store import DEFAULT_VAULT
+from undercroft_store.closets import build_closets, render_closets
+from undercroft_store.dedup import check_duplicate, dedup
+from undercroft_store.diaries import diary_agents, read_diary, write_diary
+from undercroft_store.hallways import hallways
+from undercroft_store.tunnels import create_tunnel, delete_tunnel, follow_tunnel, list_tunnels, traverse
+from undercroft_store.wakeup import wake_up
+
+from undercroft_cli._internal.composition import open_palace, open_store
+
+__all__ = [
+    "check_dup_command",
+    "closets_command",
+    "dedup_command",
+    "diary_group",
+    "hallways_command",
+    "tunnel_group",
+    "wake_up_command",
+]
+
+_VAULT = click.option("--vault", default=DEFAULT_VAULT, show_default=True, help="Vault to use.")
+
+
+def _text(text: str | None) -> str:
+    return sys.stdin.read() if text is None or text == "-" else text
+
+
+@click.group("diary")
+def diary_group() -> None:
+    """Per-agent diaries, each in its own wing."""
+
+
+@diary_group.command("write")
+@click.argument("agent")
+@click.argument("text", required=False)
+@_VAULT
+@click.option("--topic", default=None, help="Room for the entry (default entries).")
+def diary_write(agent: str, text: str | None, vault: str, topic: str | None) -> int:
+    """Append TEXT (or standard input) to AGENT's diary."""
+    with open_store(vault) as store:
+        results = write_diary(store, agent, _text(text), topic=topic)
+    for result in results:
+        click.echo(f"{result.outcome}: {result.id}")
+    return 0
+
+
+@diary_group.command("read")
+@click.argument("agent")
+@_VAULT
+@click.option("--last", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--topic", default=None)
+def diary_read(agent: str, vault: str, last: int, topic: str | None) -> int:
+    """AGENT's newest entries."""
+    with open_store(vault, read_only=True) as store:
+        entries = read_diary(store, agent, last=last, topic=topic)
+    for entry in entries:
+        click.echo(f"[{entry.filed_at[:19]} {entry.room}] {entry.content}")
+    return 0
+
+
+@diary_group.command("agents")
+@_VAULT
+def diary_agents_command(vault: str) -> int:
+    """Agents with a diary and their entry counts."""
+    with open_store(vault, read_only=True) as store:
+        for agent, count in diary_agents(store).items():
+            click.echo(f"{agent}  {count}")
+    return 0
+
+
+@click.group("tunnel")
+def tunnel_group() -> None:
+    """Labelled cross-wing links."""
+
+
+@tunnel_group.command("create")
+@click.argument("from_wing")
+@click.argument("to_wing")
+@click.argument("label")
+@_VAULT
+@click.option("--from-room", default=None)
+@click.option("--to-room", default=None)
+def tunnel_create(
+    from_wing: str, to_wing: str, label: str, vault: str, from_room: str | None, to_room: str | None
+) -> int:
+    """Link FROM_WING to TO_WING with LABEL."""
+    with open_store(vault) as store:
+        tunnel = create_tunnel(store, from_wing, to_wing, label, from_room=from_room, to_room=to_room)
+    click.echo(f"created: {tunnel.id}")
+    return 0
+
+
+@tunnel_group.command("list")
+@_VAULT
+@click.option("--wing", default=None)
+@click.option("--json", "as_json", is_flag=True)
+def tunnel_list(vault: str, wing: str | None, as_json: bool) -> int:
+    """Tunnels (with an end in WING)."""
+    with open_store(vault, read_only=True) as store:
+        tunnels = list_tunnels(store, wing=wing)
+    if as_json:
+        click.echo(json.dumps([t.to_dict() for t in tunnels], ensure_ascii=False))
+        return 0
+    for tunnel in tunnels:
+        start = tunnel.from_wing + (f"/{tunnel.from_room}" if tunnel.from_room else "")
+        end = tunnel.to_wing + (f"/{tunnel.to_room}" if tunnel.to_room else "")
+        click.echo(f"{tunnel.id}  {start} → {end}  {tunnel.label}")
+    return 0
+
+
+@tunnel_group.command("follow")
+@click.argument("tunnel_id")
+@_VAULT
+@click.option("--from-wing", default=None, help="The end you stand at (default the from end).")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+def tunnel_follow(tunnel_id: str, vault: str, from_wing: str | None, limit: int) -> int:
+    """The far end's drawers."""
+    with open_store(vault, read_only=True) as store:
+        drawers = follow_tunnel(store, tunnel_id, from_wing=from_wing, limit=limit)
+    for drawer in drawers:
+        click.echo(f"{drawer.id}  {drawer.wing}/{drawer.room}  {drawer.content.replace(chr(10), ' ')[:60]}")
+    return 0
+
+
+@tunnel_group.command("delete")
+@click.argument("tunnel_id")
+@_VAULT
+def tunnel_delete(tunnel_id: str, vault: str) -> int:
+    """Delete TUNNEL_ID (audited)."""
+    with open_store(vault) as store:
+        delete_tunnel(store, tunnel_id)
+    click.echo(f"deleted: {tunnel_id}")
+    return 0
+
+
+@tunnel_group.command("traverse")
+@click.argument("wing")
+@_VAULT
+@click.option("--depth", type=click.IntRange(min=1, max=8), default=2, show_default=True)
+def tunnel_traverse(wing: str, vault: str, depth: int) -> int:
+    """Wings reachable from WING through tunnels."""
+    with open_store(vault, read_only=True) as store:
+        for there, hops, via in traverse(store, wing, depth=depth):
+            click.echo(f"{hops}  {there}  via {via}")
+    return 0
+
+
+@click.command("hallways")
+@click.argument("wing")
+@_VAULT
+@click.option("--min-count", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+def hallways_command(wing: str, vault: str, min_count: int, limit: int) -> int:
+    """Entity co-occurrence within WING (computed now, never stored)."""
+    with open_store(vault, read_only=True) as store:
+        for hallway in hallways(store, wing, min_count=min_count, limit=limit):
+            click.echo(f"{hallway.count}  {hallway.first} ↔ {hallway.second}")
+    return 0
+
+
+@click.command("closets")
+@_VAULT
+@click.option("--wing", default=None)
+def closets_command(vault: str, wing: str | None) -> int:
+    """The compact, LLM-scannable index of the vault (or one wing)."""
+    with open_store(vault, read_only=True) as store:
+        click.echo(render_closets(build_closets(store, wing=wing)))
+    return 0
+
+
+@click.command("wake-up")
+@_VAULT
+@click.option("--wing", default=None)
+@click.option("--limit", type=click.IntRange(min=1), default=15, show_default=True)
+def wake_up_command(vault: str, wing: str | None, limit: int) -> int:
+    """L0 identity (<home>/identity.txt) and L1 essential recent memories."""
+    with open_palace(read_only=True) as palace:
+        path = palace.home / "identity.txt"
+        identity = path.read_text(encoding="utf-8") if path.is_file() else None
+    with open_store(vault, read_only=True) as store:
+        click.echo(wake_up(store, identity=identity, wing=wing, limit=limit).render())
+    return 0
+
+
+@click.command("dedup")
+@_VAULT
+@click.option("--wing", default=None)
+@click.option("--apply", is_flag=True, help="Remove the copies (dates kept). Without it: a dry run.")
+def dedup_command(vault: str, wing: str | None, apply: bool) -> int:
+    """Exact duplicates by keyed fingerprint (dry run unless --apply)."""
+    with open_store(vault, read_only=not apply) as store:
+        click.echo(dedup(store, apply=apply, wing=wing).render())
+    return 0
+
+
+@click.command("check-dup")
+@click.argument("text", required=False)
+@_VAULT
+@click.option("--wing", default=None)
+@click.option("--room", default=None)
+@click.option("--threshold", type=click.FloatRange(min=0.0, max=1.0, min_open=True), default=None)
+def check_dup_command(text: str | None, vault: str, wing: str | None, room: str | None, threshold: float | None) -> int:
+    """Is TEXT already stored? Prints {duplicate, id, exact, similarity}."""
+    with open_store(vault, read_only=True) as store:
+        found = check_duplicate(store, _text(text), wing=wing, room=room, threshold=threshold)
+    click.echo(
+        json.dumps({"duplicate": found.duplicate, "id": found.id, "exact": found.exact, "similarity": found.similarity})
+    )
+    return 0
