@@ -7,8 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from undercroft_core import HashEmbedder
-from undercroft_store import Palace, VaultStore
+from undercroft_store import Palace, ReadOnlyStore, VaultStore
 from undercroft_store.kg import graph as graph_module
 from undercroft_store.kg.errors import FactNotFound, FactTampered, InvalidFact
 from undercroft_store.kg.graph import FactInput, KnowledgeGraph
@@ -209,3 +211,43 @@ def test_a_deleted_fact_row_leaves_an_orphan_label(palace: Palace, home: Path) -
     with palace.open_vault("default", HashEmbedder()) as store:
         surfaces = store.verify().surfaces
         assert surfaces is not None and surfaces.orphans == [f"kg {fact.id}"]
+
+
+_DAYS = st.integers(min_value=1, max_value=28)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    windows=st.lists(st.tuples(_DAYS, st.one_of(st.none(), _DAYS)), min_size=1, max_size=6),
+    probe=_DAYS,
+)
+def test_as_of_matches_a_brute_force_window_check(
+    palace: Palace, windows: list[tuple[int, int | None]], probe: int
+) -> None:
+    with palace.open_vault("default", HashEmbedder()) as store:
+        kg = KnowledgeGraph(store)
+        subject = f"entity {len(kg.entities(limit=1000))}"
+        expected = set()
+        for index, (start, end) in enumerate(windows):
+            if end is not None and end <= start:
+                end = None
+            fact = kg.add(
+                subject,
+                "p",
+                f"o{index}",
+                valid_from=f"2024-02-{start:02d}",
+                valid_to=None if end is None else f"2024-02-{end:02d}",
+            )
+            if start <= probe and (end is None or probe < end):
+                expected.add(fact.id)
+        assert {f.id for f in kg.query(subject, as_of=f"2024-02-{probe:02d}")} == expected
+
+
+def test_read_only_store_refuses_graph_writes(palace: Palace) -> None:
+    with palace.open_vault("default", HashEmbedder()) as store:
+        KnowledgeGraph(store).add("Max", "role", "engineer")
+    with palace.open_vault("default", HashEmbedder(), read_only=True) as store:
+        kg = KnowledgeGraph(store)
+        assert [f.object for f in kg.query("Max")] == ["engineer"]
+        with pytest.raises(ReadOnlyStore, match="open read-only: writes are refused"):
+            kg.add("Max", "role", "manager")
