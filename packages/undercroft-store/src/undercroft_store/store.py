@@ -181,8 +181,11 @@ class VaultStore:
         delete_drawers(self._live(), [drawer_id])
 
     # --- verified reads -------------------------------------------------------------------------------
-    def get(self, drawer_id: str) -> Drawer:
-        """The verified drawer ``drawer_id``; `DrawerNotFound`, or `RecordTampered` on an HMAC failure."""
+    def get(self, drawer_id: str, *, wing: str | None = None) -> Drawer:
+        """The verified drawer ``drawer_id``; `DrawerNotFound`, or `RecordTampered` on an HMAC failure.
+
+        A resident of the quarantine wing answers only a caller naming it (``wing="quarantine-pending"``).
+        """
         context = self._live()
         try:
             validate_drawer_id(drawer_id)
@@ -191,7 +194,13 @@ class VaultStore:
         row = context.connection.execute(SELECT_BY_ID, (drawer_id,)).fetchone()
         if row is None:
             raise DrawerNotFound(f"no drawer {drawer_id} in vault {context.vault_id!r}")
-        return verified_drawer(context, row[0], bytes(row[1]), bytes(row[2]), bytes(row[3]))
+        drawer = verified_drawer(context, row[0], bytes(row[1]), bytes(row[2]), bytes(row[3]))
+        if drawer.wing == QUARANTINE_WING and wing != QUARANTINE_WING:  # the quarantine fence (HMAC-covered wing)
+            raise DrawerNotFound(
+                f"no drawer {drawer_id} in vault {context.vault_id!r} outside {QUARANTINE_WING!r} "
+                "(name the wing to review it)"
+            )
+        return drawer
 
     def scope_seqs(
         self,

@@ -31,6 +31,8 @@ from undercroft_store._internal.context import VaultContext
 from undercroft_store._internal.opening import read_audit_rows
 from undercroft_store._internal.retention_table import retention_findings
 from undercroft_store.kg.verify import SurfaceVerdict, check_surfaces
+from undercroft_store.quarantine import check_queue_rows
+from undercroft_store.trust import check_trust_rows
 
 __all__ = ["VerifyReport", "verify_vault"]
 
@@ -54,6 +56,8 @@ class VerifyReport:
     unlabelled_records: list[str] = field(default_factory=list)
     tombstone_failures: list[str] = field(default_factory=list)
     mirror_drift: list[str] = field(default_factory=list)
+    trust_failures: list[str] = field(default_factory=list)  # wing-trust rows vs their chain records
+    queue_failures: list[str] = field(default_factory=list)  # admission queue vs its records and the wing
     resurrected: list[str] = field(default_factory=list)
     retention_drift: list[str] = field(default_factory=list)
     surfaces: SurfaceVerdict | None = None  # the memory surfaces' legs (kg.verify)
@@ -75,6 +79,8 @@ class VerifyReport:
             or self.unlabelled_records
             or self.tombstone_failures
             or self.mirror_drift
+            or self.trust_failures
+            or self.queue_failures
             or self.resurrected
             or self.retention_drift
             or (self.surfaces is not None and not self.surfaces.ok)
@@ -101,6 +107,10 @@ class VerifyReport:
         lines += [f"  TOMBSTONE: {drawer_id}" for drawer_id in self.tombstone_failures]
         lines.append(f"mirror drift:     {len(self.mirror_drift)}")
         lines += [f"  DRIFT: {drawer_id}" for drawer_id in self.mirror_drift]
+        lines.append(f"trust rows:       {len(self.trust_failures)} failed")
+        lines += [f"  TRUST: {finding}" for finding in self.trust_failures]
+        lines.append(f"admission queue:  {len(self.queue_failures)} failed")
+        lines += [f"  QUEUE: {finding}" for finding in self.queue_failures]
         lines.append(f"resurrected:      {len(self.resurrected)}")
         lines += [f"  RESURRECTED: {drawer_id}" for drawer_id in self.resurrected]
         lines.append(f"retention drift:  {len(self.retention_drift)}")
@@ -208,6 +218,8 @@ def verify_vault(context: VaultContext) -> VerifyReport:
         rows = read_audit_rows(connection)
         _check_chain(context, report, rows)
         _check_labels(context, report, live, rows)
+        report.trust_failures = check_trust_rows(context, {row.record_id: row for row in rows})  # newest wins
+        report.queue_failures = check_queue_rows(context, rows)
         report.retention_drift = retention_findings(connection, context.keys, rows)
         report.surfaces = check_surfaces(context, rows)
     finally:

@@ -12,7 +12,7 @@ test fails if any other module of the store issues INSERT/UPDATE/DELETE on it.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -40,6 +40,7 @@ __all__ = [
     "WriteOutcome",
     "WriteResult",
     "delete_drawers",
+    "delete_within",
     "refresh_embeddings",
     "refresh_fingerprints",
     "rekey_drawers",
@@ -68,11 +69,21 @@ class DrawerWrite:
 
 @dataclass(frozen=True, slots=True)
 class WriteResult:
-    """What happened to one drawer: its id, its ``seq`` (write order) and the outcome."""
+    """What happened to one drawer: its id, its ``seq`` (write order) and the outcome.
+
+    A diverted write says ``quarantined``: ``id`` is the queue slot it actually landed under and
+    ``intended_id`` the id it aimed at (None for every write that was not diverted).
+    """
 
     id: str
     seq: int
     outcome: WriteOutcome
+    intended_id: str | None = None
+
+    @property
+    def diverted(self) -> bool:
+        """True when the admission screen diverted this write into the quarantine wing."""
+        return self.intended_id is not None
 
 
 @dataclass(slots=True)
@@ -139,11 +150,20 @@ def _count_embed_failures(context: VaultContext, failures: int) -> None:
         obs.increment(names.EMBED_FAILURES_TOTAL, failures, backend=backend)
 
 
-def _screen(items: list[DrawerWrite], screening: Screening) -> list[DrawerWrite]:
-    """The admission screen's seam: a no-op until governance lands (a Bypass skips it by name)."""
+#: Runs inside the write transaction (after BEGIN IMMEDIATE, before the rows): returns audit records to append.
+TransactionHook = Callable[[str], list[AuditRow]]
+
+
+def _screen(
+    context: VaultContext, items: list[DrawerWrite], screening: Screening
+) -> tuple[list[DrawerWrite], TransactionHook | None, dict[str, str]]:
+    """The admission screen (`quarantine.divert`); a Bypass skips it by name; screen off returns the batch as is."""
     if isinstance(screening, Bypass):
-        return items
-    return items
+        return items, None, {}
+    from undercroft_store.quarantine import divert  # governance sits above the choke point
+
+    batch, hook, slots = divert(context, list(items))
+    return [item for item in batch if isinstance(item, DrawerWrite)], hook, slots
 
 
 def _prepare(context: VaultContext, drawer: Drawer, embedding: bytes) -> _Prepared:
@@ -238,8 +258,17 @@ def _upsert(context: VaultContext, item: _Prepared) -> int:
     return seq
 
 
-def write_drawers(context: VaultContext, items: Sequence[DrawerWrite], *, screening: Screening) -> list[WriteResult]:
-    """THE write choke point: validate, screen, seal, tag, and commit rows + audit + chain head together."""
+def write_drawers(
+    context: VaultContext,
+    items: Sequence[DrawerWrite],
+    *,
+    screening: Screening,
+    within: TransactionHook | None = None,
+) -> list[WriteResult]:
+    """THE write choke point: validate, screen, seal, tag, and commit rows + audit + chain head together.
+
+    ``within`` (governance rulings) runs inside the transaction before the rows are written and may refuse.
+    """
     _check_open(context)
     if not isinstance(screening, Screen | Bypass):
         raise InvalidDrawer(f"screening must be Screen() or Bypass(reason), got {screening!r}")
@@ -261,12 +290,24 @@ def write_drawers(context: VaultContext, items: Sequence[DrawerWrite], *, screen
             )
     if not batch:
         return []
-    batch = _screen(batch, screening)
+    batch, diversion, slots = _screen(context, batch, screening)
     prepared = [_prepare(context, item.drawer, row) for item, row in zip(batch, _vectors(context, batch), strict=True)]
-    return _commit_batch(context, prepared)
+    hooks = [hook for hook in (within, diversion) if hook is not None]
+    results = _commit_batch(context, prepared, hooks, slots)
+    if isinstance(screening, Screen):
+        from undercroft_store.quarantine import record_commits
+
+        committed = zip(prepared, results, strict=True)
+        record_commits(context, [item.drawer.added_by for item, result in committed if result.outcome != "deduped"])
+    return results
 
 
-def _commit_batch(context: VaultContext, prepared: list[_Prepared]) -> list[WriteResult]:
+def _commit_batch(
+    context: VaultContext,
+    prepared: list[_Prepared],
+    hooks: Sequence[TransactionHook] = (),
+    slots: dict[str, str] | None = None,
+) -> list[WriteResult]:
     connection = context.connection
     results: list[WriteResult] = []
     audit: list[AuditRow] = []
@@ -274,24 +315,34 @@ def _commit_batch(context: VaultContext, prepared: list[_Prepared]) -> list[Writ
     connection.execute("BEGIN IMMEDIATE")
     try:
         _record_embedder(context)
+        for hook in hooks:
+            audit.extend(hook(at))
         for item in prepared:
             existing = connection.execute(
-                "SELECT seq, fingerprint, meta_json FROM drawers WHERE id = ?", (item.drawer.id,)
+                "SELECT seq, fingerprint, meta_json, wing FROM drawers WHERE id = ?", (item.drawer.id,)
             ).fetchone()
+            intended = (slots or {}).get(item.drawer.id)
             if (
                 existing is not None
                 and bytes(existing[1]) == item.fingerprint
                 and (_stable_meta(bytes(existing[2])) == _stable_meta(item.meta))
                 and _adds_no_dates(bytes(existing[2]), item.meta)
             ):
-                results.append(WriteResult(item.drawer.id, int(existing[0]), "deduped"))
+                converged: WriteOutcome = "quarantined" if intended is not None else "deduped"
+                results.append(WriteResult(item.drawer.id, int(existing[0]), converged, intended))
                 continue
+            if existing is not None and existing[3] == QUARANTINE_WING:
+                # The backstop: a queue resident is never edited or replaced (a raced write, a forged import).
+                raise InvalidDrawer(
+                    f"drawer {item.drawer.id} is in {QUARANTINE_WING!r}: it cannot be edited or replaced; "
+                    "rule on it with undercroft admission"
+                )
             seq = _upsert(context, item)
             audit.append(AuditRow(f"drawer/{item.drawer.id}", item.tag, at))
             outcome: WriteOutcome = "updated" if existing is not None else "created"
             if item.drawer.wing == QUARANTINE_WING:
                 outcome = "quarantined"
-            results.append(WriteResult(item.drawer.id, seq, outcome))
+            results.append(WriteResult(item.drawer.id, seq, outcome, intended))
         head, height = _advance(context, audit)
         _commit_and_anchor(context, head, height, len(audit))
     except BaseException:
@@ -327,26 +378,9 @@ def delete_drawers(context: VaultContext, ids: Sequence[str], *, allow_quarantin
         raise InvalidDrawer("a delete batch names the same drawer twice")
     connection = context.connection
     at = context.now()
-    audit: list[AuditRow] = []
     connection.execute("BEGIN IMMEDIATE")
     try:
-        for drawer_id in wanted:
-            row = connection.execute("SELECT seq, wing, tag FROM drawers WHERE id = ?", (drawer_id,)).fetchone()
-            if row is None:
-                raise DrawerNotFound(f"no drawer {drawer_id} in vault {context.vault_id!r}")
-            if row[1] == QUARANTINE_WING and not allow_quarantine:
-                raise InvalidDrawer(f"drawer {drawer_id} is in {QUARANTINE_WING!r}: rule on it with admission instead")
-            label = f"delete/{drawer_id}"
-            tombstone = compute_tag(context.keys, label, at.encode("ascii"), bytes(row[2]))
-            connection.execute("DELETE FROM drawers WHERE id = ?", (drawer_id,))
-            if not context.sealed:
-                connection.execute("DELETE FROM drawers_fts WHERE rowid = ?", (int(row[0]),))
-            connection.execute(
-                "INSERT INTO tombstones (drawer_id, tag, at) VALUES (?, ?, ?) "
-                "ON CONFLICT (drawer_id) DO UPDATE SET tag = excluded.tag, at = excluded.at",
-                (drawer_id, tombstone, at),
-            )
-            audit.append(AuditRow(label, tombstone, at))
+        audit = _delete_rows(context, wanted, at, allow_quarantine=allow_quarantine)
         head, height = _advance(context, audit)
         _commit_and_anchor(context, head, height, len(audit))
     except BaseException:
@@ -357,6 +391,41 @@ def delete_drawers(context: VaultContext, ids: Sequence[str], *, allow_quarantin
         obs.increment(names.DRAWER_DELETES_TOTAL)
         obs.emit(names.EVENT_DRAWER_DELETED, vault=context.vault_id)
     return len(audit)
+
+
+def _delete_rows(context: VaultContext, wanted: Sequence[str], at: str, *, allow_quarantine: bool) -> list[AuditRow]:
+    connection = context.connection
+    audit: list[AuditRow] = []
+    for drawer_id in wanted:
+        row = connection.execute("SELECT seq, wing, tag FROM drawers WHERE id = ?", (drawer_id,)).fetchone()
+        if row is None:
+            raise DrawerNotFound(f"no drawer {drawer_id} in vault {context.vault_id!r}")
+        if row[1] == QUARANTINE_WING and not allow_quarantine:
+            raise InvalidDrawer(f"drawer {drawer_id} is in {QUARANTINE_WING!r}: rule on it with admission instead")
+        label = f"delete/{drawer_id}"
+        tombstone = compute_tag(context.keys, label, at.encode("ascii"), bytes(row[2]))
+        connection.execute("DELETE FROM drawers WHERE id = ?", (drawer_id,))
+        if not context.sealed:
+            connection.execute("DELETE FROM drawers_fts WHERE rowid = ?", (int(row[0]),))
+        connection.execute(
+            "INSERT INTO tombstones (drawer_id, tag, at) VALUES (?, ?, ?) "
+            "ON CONFLICT (drawer_id) DO UPDATE SET tag = excluded.tag, at = excluded.at",
+            (drawer_id, tombstone, at),
+        )
+        audit.append(AuditRow(label, tombstone, at))
+    return audit
+
+
+def delete_within(context: VaultContext, ids: Sequence[str], at: str) -> list[AuditRow]:
+    """Rulings only: delete queue residents inside the CALLER's open write transaction (a `within` hook).
+
+    Each leaves a tombstone; the returned ``delete/<id>`` records are the caller's to append to the chain.
+    """
+    _check_open(context)
+    if not context.connection.in_transaction:
+        raise InvalidDrawer("delete_within must run inside a write transaction")
+    wanted = [validate_drawer_id(drawer_id) for drawer_id in ids]
+    return _delete_rows(context, wanted, at, allow_quarantine=True)
 
 
 def refresh_embeddings(context: VaultContext, rows: Sequence[tuple[str, bytes]], *, screening: Screening) -> int:

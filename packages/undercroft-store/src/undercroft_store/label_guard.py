@@ -1,0 +1,108 @@
+"""The label guard: the ONE door every reader that decides from an audit label goes through.
+
+The trust floor, the admission queue listing and rulings, retention and the forgetting path decide from
+``audit.record_id`` labels (``trust/<wing>``, ``admission/<id>``, ``delete/<id>`` …). A label is evidence only
+if the chain that folds it replays, so `label_guard(store)` replays the whole chain under this handle's keys
+on its first use, and afterwards folds only the rows appended since (its own commits and other
+connections'), holding a per-key append-only invariant: the rows it has seen are still there, in number,
+and the continuation reproduces the committed head. A chain that does not replay refuses with
+`LabelGuardRefused`, an integrity verdict naming ``undercroft verify``.
+
+Residual, stated: an APPEND is legitimate, so a forged row written beneath SQLite while this handle is open
+is seen only by a handle that replays from genesis (a re-open); a rotation swaps the keys, which forces a
+full replay.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import undercroft_obs as obs
+from undercroft_obs import names
+from undercroft_vault import GENESIS, AuditRow, VaultKeys, chain_step, constant_time_equal
+
+from undercroft_store._internal.context import VaultContext
+from undercroft_store._internal.governance import context_of, per_handle
+from undercroft_store.errors import StoreIntegrityError
+
+__all__ = ["LabelGuard", "LabelGuardRefused", "label_guard"]
+
+
+class LabelGuardRefused(StoreIntegrityError):
+    """The audit chain does not replay under this handle: no decision is taken from its labels (exit 2)."""
+
+
+@dataclass
+class _State:
+    keys: VaultKeys | None = None
+    head: bytes = GENESIS
+    count: int = 0
+    last_seq: int = 0
+    newest: dict[str, AuditRow] = field(default_factory=dict)
+    replays: int = 0
+
+
+class LabelGuard:
+    """A replayed, append-only view of the audit labels of one handle (build it with `label_guard`)."""
+
+    def __init__(self, context: VaultContext) -> None:
+        """Bind to an open context; nothing is read until `sync`."""
+        self._context = context
+        self._state = _State()
+
+    @property
+    def full_replays(self) -> int:
+        """How many times this handle replayed the chain from genesis (1 in steady state)."""
+        return self._state.replays
+
+    def _refuse(self, detail: str) -> LabelGuardRefused:
+        obs.increment(names.HMAC_VERIFY_FAILURES_TOTAL, surface="label")
+        return LabelGuardRefused(
+            f"vault {self._context.vault_id!r}: {detail}; no decision is taken from its audit labels "
+            "(run undercroft verify)"
+        )
+
+    def sync(self) -> LabelGuard:
+        """Fold the rows appended since the last sync (all of them the first time); refuse on a mismatch."""
+        context, state = self._context, self._state
+        connection = context.connection
+        stored = connection.execute("SELECT head, height FROM chain_meta WHERE id = 1").fetchone()
+        if stored is None:
+            raise self._refuse("no committed chain head")
+        head, height = bytes(stored[0]), int(stored[1])
+        if state.keys is not context.keys:  # first use, or a rotation swapped the keys: replay from genesis
+            self._state = state = _State(keys=context.keys, replays=state.replays + 1)
+        elif state.count == height and constant_time_equal(state.head, head):
+            return self
+        seen = int(connection.execute("SELECT count(*) FROM audit WHERE seq <= ?", (state.last_seq,)).fetchone()[0])
+        if seen != state.count:
+            raise self._refuse(f"{state.count - seen} audit row(s) this handle replayed are gone")
+        rows = connection.execute(
+            "SELECT seq, record_id, tag, at FROM audit WHERE seq > ? ORDER BY seq", (state.last_seq,)
+        ).fetchall()
+        running, newest = state.head, dict(state.newest)
+        for _seq, record_id, tag, at in rows:
+            row = AuditRow(record_id, bytes(tag), at)
+            running = chain_step(context.keys, running, row)
+            newest[record_id] = row
+        if state.count + len(rows) != height or not constant_time_equal(running, head):
+            raise self._refuse("the audit chain does not replay to its committed head (edited, relabelled or removed)")
+        state.head, state.count, state.newest = running, height, newest
+        if rows:
+            state.last_seq = int(rows[-1][0])
+        return self
+
+    def newest(self, label: str) -> AuditRow | None:
+        """The newest audit record carrying exactly `label`, or None."""
+        return self._state.newest.get(label)
+
+    def labels(self, prefix: str) -> dict[str, AuditRow]:
+        """Every label starting with `prefix`, with its newest record."""
+        return {label: row for label, row in self._state.newest.items() if label.startswith(prefix)}
+
+
+def label_guard(store: object) -> LabelGuard:
+    """This handle's guard (a `VaultStore` or its context), synced: the one door for label-deciding readers."""
+    context = context_of(store)
+    guard = per_handle(context, "label-guard", lambda: LabelGuard(context))
+    return guard.sync()
