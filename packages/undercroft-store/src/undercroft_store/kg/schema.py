@@ -37,7 +37,7 @@ SURFACE_DDL: Final = (
         value BLOB NOT NULL,
         tag BLOB NOT NULL
     ) STRICT""",
-    "CREATE INDEX kg_facts_subject ON kg_facts (subject, valid_from)",
+    "CREATE INDEX kg_facts_subject ON kg_facts (subject, predicate, object)",
     "CREATE INDEX kg_facts_object ON kg_facts (object, valid_from)",
     "CREATE INDEX kg_facts_predicate ON kg_facts (predicate, valid_from)",
     "CREATE INDEX kg_facts_canonical ON kg_facts (canonical) WHERE canonical IS NOT NULL",
