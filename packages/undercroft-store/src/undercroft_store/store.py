@@ -21,6 +21,7 @@ from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_vault import Domain, IntegrityFailure
 
 from undercroft_store._internal.context import VaultContext
+from undercroft_store._internal.hydration import hydrate_many as _hydrate_many
 from undercroft_store._internal.opening import wipe_quietly
 from undercroft_store._internal.reading import (
     DRAWER_COLUMNS,
@@ -256,6 +257,19 @@ class VaultStore:
             if row is not None:
                 result.append(verified_drawer(context, row[0], bytes(row[1]), bytes(row[2]), bytes(row[3])))
         return result
+
+    def hydrate_many(self, seqs: Iterable[int]) -> dict[int, Drawer]:
+        """Verified drawers by ``seq`` in the order given, read in batches (seqs no longer present are skipped).
+
+        Each row's HMAC is checked before it is opened, as in `hydrate`; any failure raises `RecordTampered`.
+        """
+        context = self._live()
+        wanted: list[int] = []
+        for seq in seqs:
+            if isinstance(seq, bool) or not isinstance(seq, int | np.integer):
+                raise InvalidDrawer(f"hydrate_many takes seq numbers, got {type(seq).__name__}")
+            wanted.append(int(seq))
+        return _hydrate_many(context, wanted)
 
     def iter_embeddings(self) -> EmbeddingMatrix:
         """Every embedding decrypted once (sealed blobs open under ``{id}/emb``, bound to their id)."""

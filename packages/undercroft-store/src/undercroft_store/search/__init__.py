@@ -39,7 +39,9 @@ from undercroft_store.search.lexical import (
     LexicalQuery,
     LexicalScores,
     score_lexical,
+    score_pool,
 )
+from undercroft_store.search.lexicon import LexicalEntry, LexicalPool, Lexicon
 from undercroft_store.search.request import MAX_LIMIT, MAX_OFFSET, MAX_QUERY_CHARS, SearchRequest
 from undercroft_store.search.scope import DEFAULT_TRUST, Scope, ScopeSource, TrustPolicy, resolve_scope
 from undercroft_store.search.selection import cap_rooms, page
@@ -68,8 +70,11 @@ __all__ = [
     "FusionMode",
     "FusionPolicy",
     "InvalidSearch",
+    "LexicalEntry",
+    "LexicalPool",
     "LexicalQuery",
     "LexicalScores",
+    "Lexicon",
     "PoolPlan",
     "Scope",
     "ScopeSource",
@@ -88,5 +93,6 @@ __all__ = [
     "resolve_gate",
     "resolve_scope",
     "score_lexical",
+    "score_pool",
     "semantic_scores",
 ]

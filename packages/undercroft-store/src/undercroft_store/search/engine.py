@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime
-from typing import Literal
+from typing import Final, Literal
 
 import numpy as np
 import undercroft_obs as obs
@@ -20,13 +20,14 @@ from undercroft_core.language import WhenWindow, drawer_anchor, parse_when, scan
 from undercroft_obs import names
 
 from undercroft_store.search._internal.entities import read_entities
-from undercroft_store.search._internal.term_bags import term_bag
+from undercroft_store.search._internal.scope_memo import ScopeMemo
 from undercroft_store.search.candidates import EmbeddingCache, FullScanTier, plan_pool
 from undercroft_store.search.errors import InvalidSearch
 from undercroft_store.search.fusion import FusionPolicy, recency_by_share, semantic_scores
 from undercroft_store.search.gate import admit, resolve_gate
 from undercroft_store.search.hits import SearchHit, SearchResult, elapsed_days
-from undercroft_store.search.lexical import LexicalQuery, score_lexical
+from undercroft_store.search.lexical import LexicalQuery, score_pool
+from undercroft_store.search.lexicon import Lexicon
 from undercroft_store.search.request import SearchRequest
 from undercroft_store.search.scope import TrustPolicy, resolve_scope
 from undercroft_store.search.selection import cap_rooms, page
@@ -34,6 +35,14 @@ from undercroft_store.search.trace import SearchTrace
 from undercroft_store.store import VaultStore
 
 __all__ = ["Searcher"]
+
+
+#: Searches restarted when a returned drawer vanished under a concurrent delete.
+_ATTEMPTS: Final = 3
+
+
+class _Vanished(Exception):
+    """A drawer chosen for the page was deleted before it could be read: score again on the new generation."""
 
 
 def _utc_now() -> datetime:
@@ -71,6 +80,8 @@ class Searcher:
         self._trace = trace
         self._clock = clock
         self.cache = EmbeddingCache()
+        self.lexicon = Lexicon()
+        self._scopes = ScopeMemo(store)
 
     @classmethod
     def from_settings(
@@ -141,13 +152,40 @@ class Searcher:
                 return True
         return False
 
+    def warm(self) -> int:
+        """Fill both caches for the whole vault now (a server's first search then pays nothing); returns the
+        drawers read. Every drawer is HMAC-verified and decrypted on the way in."""
+        self.cache.load(self._store)
+        seqs = self._store.scope_seqs(include_quarantine=True).tolist()
+        before = self.lexicon.filled
+        self.lexicon.entries(self._store, seqs)
+        return self.lexicon.filled - before
+
+    def _verified(self, read: Mapping[int, Drawer], seqs: list[int]) -> dict[int, Drawer]:
+        """Verified drawers for ``seqs``: those this search has just read, the rest read now (absent skipped)."""
+        missing = [seq for seq in seqs if seq not in read]
+        fresh = self._store.hydrate_many(missing) if missing else {}
+        return {seq: read[seq] if seq in read else fresh[seq] for seq in seqs if seq in read or seq in fresh}
+
     def search(self, request: SearchRequest) -> SearchResult:
-        """Run one search; integrity failures of any candidate raise the store's `RecordTampered`."""
+        """Run one search; integrity failures of any candidate raise the store's `RecordTampered`.
+
+        A drawer deleted by another connection between scoring and the page read restarts the search on
+        the new generation (at most :data:`_ATTEMPTS` times; the last attempt returns what still exists).
+        """
+        for attempt in range(1, _ATTEMPTS + 1):
+            try:
+                return self._search_once(request, final=attempt == _ATTEMPTS)
+            except _Vanished:
+                continue
+        raise AssertionError("unreachable: the final attempt never raises _Vanished")  # pragma: no cover
+
+    def _search_once(self, request: SearchRequest, *, final: bool) -> SearchResult:
         started = time.perf_counter()
         trace = SearchTrace(self._trace)
         ranked_at = request.ranked_at
         window = self._window(request, (ranked_at or self._clock()).date())
-        scope = resolve_scope(self._store, request, self._trust)
+        scope = resolve_scope(self._scopes, request, self._trust)
         population = scope.seqs if ranked_at is None else self._cut_at(scope.seqs, ranked_at)
         trace.mark("scope")
         seqs, unit = self.cache.load(self._store)
@@ -161,40 +199,48 @@ class Searcher:
         plan = plan_pool(len(population), geometry, request.depth, self._pool_div)
         drawn = tier.candidates(query_vector, population, plan)
         trace.mark("candidates")
-        drawers: list[Drawer] = []
-        kept: list[int] = []
-        for position, seq in enumerate(drawn.seqs.tolist()):
-            found = self._store.hydrate([seq])
-            if found:  # a concurrent delete drops the candidate, never misaligns the others
-                drawers.append(found[0])
-                kept.append(position)
+        entries, read = self.lexicon.entries(self._store, drawn.seqs.tolist())
+        # A concurrent delete drops the candidate, never misaligns the others.
+        kept = [position for position, entry in enumerate(entries) if entry is not None]
+        pool_entries = [entry for entry in entries if entry is not None]
         drawn_seqs, cosines = drawn.seqs[kept], drawn.cosines[kept]
         trace.mark("hydrate")
-        bags = [term_bag(drawer.content) for drawer in drawers]
         query = LexicalQuery.parse(request.query, request.conventions.language)
-        lexical = score_lexical(query, bags)
+        lexical = score_pool(query, self.lexicon.pool(pool_entries))
         trace.mark("bm25")
         policy = self._fusion
         semantic = semantic_scores(cosines, policy.floor)
         lexical_channel = policy.lexical_channel(lexical.total, lexical.coverage)
         recency = recency_by_share(population, drawn_seqs)
-        weights = policy.weights(query.scripts, [bag.scripts for bag in bags])
+        weights = policy.weights(query.scripts, [entry.scripts for entry in pool_entries])
         scores = policy.fuse(semantic, lexical_channel, recency, weights)
         passed = admit(lexical.exact, lexical.morph, cosines, self._gate)
         positions = [int(i) for i in np.flatnonzero(passed)]
         in_window: set[int] = set()
         if window is not None:
-            in_window = {i for i in positions if self._in_window(drawers[i], window, request)}
+            # The window reads dates and mentions from the content: verified reads of every admitted drawer.
+            windowed = self._verified(read, [int(drawn_seqs[i]) for i in positions])
+            in_window = {
+                i
+                for i in positions
+                if int(drawn_seqs[i]) in windowed and self._in_window(windowed[int(drawn_seqs[i])], window, request)
+            }
             if window.source == "declared":
                 positions = [i for i in positions if i in in_window]
         promote = window is not None and window.source == "query"
         positions.sort(key=lambda i: (promote and i not in in_window, -scores[i], int(drawn_seqs[i])))
         trace.mark("fuse")
-        selected = cap_rooms(positions, [drawers[i].room for i in positions], request.room_cap, request.depth)
+        selected = cap_rooms(positions, [pool_entries[i].room for i in positions], request.room_cap, request.depth)
         chosen = page(selected, request.offset, request.limit)
+        # What is returned is read verified (again, unless this very search just read it).
+        returned = self._verified(read, [int(drawn_seqs[i]) for i in chosen])
+        if len(returned) < len(chosen):
+            if not final:
+                raise _Vanished
+            chosen = [i for i in chosen if int(drawn_seqs[i]) in returned]
         hits = tuple(
             self._hit(
-                drawers[i],
+                returned[int(drawn_seqs[i])],
                 request,
                 rank=request.offset + n,
                 scores=(float(scores[i]), float(semantic[i]), float(lexical_channel[i])),
@@ -205,13 +251,13 @@ class Searcher:
         trace.mark("hits")
         self._signal(request, len(hits), time.perf_counter() - started)
         trace.emit(
-            scope=scope.label, searched=len(population), pool=len(drawers), admitted=len(positions), tier=tier.name
+            scope=scope.label, searched=len(population), pool=len(pool_entries), admitted=len(positions), tier=tier.name
         )
         return SearchResult(
             hits=hits,
             scope=scope.label,
             searched=len(population),
-            pool=len(drawers),
+            pool=len(pool_entries),
             admitted=len(positions),
             unlabeled_excluded=scope.unlabeled_excluded,
             trust_excluded_wings=scope.trust_excluded_wings,

@@ -11,7 +11,6 @@ the pool, its typo neighbours. Within a lexeme the exact form counts fully and t
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -22,7 +21,6 @@ from numpy.typing import NDArray
 from undercroft_core.language import (
     LanguageResolution,
     Token,
-    lexeme_keys,
     resolve_language,
     same_lexeme,
     script_of,
@@ -30,8 +28,18 @@ from undercroft_core.language import (
 )
 
 from undercroft_store.search._internal.term_bags import TermBag, term_list
+from undercroft_store.search.lexicon import LexicalPool, Lexicon
 
-__all__ = ["BM25_B", "BM25_K1", "MORPH_DISCOUNT", "TYPO_DISCOUNT", "LexicalQuery", "LexicalScores", "score_lexical"]
+__all__ = [
+    "BM25_B",
+    "BM25_K1",
+    "MORPH_DISCOUNT",
+    "TYPO_DISCOUNT",
+    "LexicalQuery",
+    "LexicalScores",
+    "score_lexical",
+    "score_pool",
+]
 
 #: Term-frequency saturation.
 BM25_K1: Final = 1.2
@@ -49,11 +57,6 @@ _RESOLUTION_SAMPLE: Final = 16
 @lru_cache(maxsize=1 << 18)
 def _script(term: str) -> str:
     return script_of(term)
-
-
-@lru_cache(maxsize=1 << 18)
-def _keys(term: str) -> frozenset[str]:
-    return lexeme_keys(term, script_of(term))
 
 
 @lru_cache(maxsize=1 << 18)
@@ -89,22 +92,17 @@ class LexicalScores:
     query_weight: float
 
 
-def _buckets(vocabulary: set[str]) -> dict[str, list[str]]:
-    """The pool's vocabulary filed by lexeme key (keys are memoised per term across searches)."""
-    buckets: dict[str, list[str]] = {}
-    for term in vocabulary:
-        for key in _keys(term):
-            buckets.setdefault(key, []).append(term)
-    return buckets
-
-
-def _relatives(term: str, buckets: dict[str, list[str]], resolution: LanguageResolution) -> list[str]:
+def _relatives(term: str, pool: LexicalPool, resolution: LanguageResolution) -> list[tuple[str, int]]:
+    """The pool's morphological relatives of ``term``: filed under one of its lexeme keys, then confirmed
+    pairwise under the language its script resolves to."""
     language = resolution.language_for(script_of(term))
     if language is None:
         return []
-    near = {other for key in _keys(term) for other in buckets.get(key, ())}
-    near.discard(term)
-    return sorted(other for other in near if _relative(term, other, language))
+    lexicon = pool.lexicon
+    own = lexicon.term_id(term)
+    near = sorted(other for other in lexicon.near(term) if other != own)
+    found = [(lexicon.terms[other], other) for other in pool.holding(near)]
+    return sorted(item for item in found if _relative(term, item[0], language))
 
 
 def _edit_distance_within(first: str, second: str, budget: int) -> bool:
@@ -140,55 +138,66 @@ def _typos(term: str, vocabulary: set[str]) -> list[str]:
     return sorted(found)
 
 
-def _pool_resolution(bags: Sequence[TermBag]) -> LanguageResolution:
+def _pool_resolution(pool: LexicalPool) -> LanguageResolution:
     """Resolve a language from the function words of the pool's best candidates (occurrences counted)."""
-    sample: Counter[str] = Counter()
-    for bag in bags[:_RESOLUTION_SAMPLE]:
-        sample.update(bag.counts)
+    sample = pool.row_counts(_RESOLUTION_SAMPLE)
     # Three occurrences are all a decisive vote needs from any one word.
     tokens = [Token(term, 0, len(term), _script(term)) for term, n in sorted(sample.items()) for _ in range(min(n, 3))]
     return resolve_language(tokens)
 
 
-def score_lexical(query: LexicalQuery, bags: Sequence[TermBag]) -> LexicalScores:
-    """BM25 of every candidate ``bag`` against ``query``, channel by channel."""
-    count = len(bags)
+def _forms(term: str, pool: LexicalPool, resolution: LanguageResolution) -> list[tuple[int, float]]:
+    """The (term id, weight) forms one query term counts in this pool: itself, its relatives, its typos."""
+    lexicon = pool.lexicon
+    own = lexicon.term_id(term)
+    held = own is not None and bool(pool.holding([own]))
+    forms: list[tuple[int, float]] = [(own, 1.0)] if held and own is not None else []
+    forms += [(other, MORPH_DISCOUNT) for _, other in _relatives(term, pool, resolution)]
+    if not held:
+        vocabulary = {lexicon.terms[other]: other for other in pool.present()}
+        forms += [(vocabulary[other], TYPO_DISCOUNT) for other in _typos(term, set(vocabulary))]
+    return forms
+
+
+def _frequencies(pool: LexicalPool, forms: list[tuple[int, float]]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per candidate: the query form's own count, and the weighted count of every form of the lexeme."""
+    count = pool.size
+    own = np.zeros(count, dtype=np.float64)
+    weighted = np.zeros(count, dtype=np.float64)
+    for form, weight in forms:
+        cells = np.flatnonzero(pool.ids == form)
+        if len(cells) == 0:
+            continue
+        rows, counts = pool.owner[cells], pool.counts[cells]
+        weighted[rows] += weight * counts  # a bag holds each term once, so rows never repeat within a form
+        if weight == 1.0:
+            own[rows] = counts
+    return own, weighted
+
+
+def score_pool(query: LexicalQuery, pool: LexicalPool) -> LexicalScores:
+    """BM25 of every candidate of ``pool`` against ``query``, channel by channel (vectorised over the pool)."""
+    count = pool.size
     exact = np.zeros(count, dtype=np.float64)
     morph = np.zeros(count, dtype=np.float64)
     coverage = np.zeros(count, dtype=np.float64)
     distinct = list(dict.fromkeys(query.terms))
     if count == 0 or not distinct:
         return LexicalScores(exact, morph, exact.copy(), coverage, 0.0)
-    vocabulary: set[str] = set()
-    for bag in bags:
-        vocabulary.update(bag.counts)
-    lengths = np.fromiter((bag.length for bag in bags), dtype=np.float64, count=count)
+    lengths = pool.lengths
     average = float(lengths.mean()) or 1.0
     norms = BM25_K1 * (1.0 - BM25_B + BM25_B * lengths / average)
     repeats = {term: query.terms.count(term) for term in distinct}
     resolution = query.resolution
     if resolution.language is None:
         # A short query rarely votes decisively: the pool's own function words decide its table instead.
-        resolution = _pool_resolution(bags)
+        resolution = _pool_resolution(pool)
     query_weight = 0.0
-    buckets = _buckets(vocabulary)
     for term in distinct:
-        forms: list[tuple[str, float]] = [(term, 1.0)] if term in vocabulary else []
-        forms += [(other, MORPH_DISCOUNT) for other in _relatives(term, buckets, resolution)]
-        if term not in vocabulary:
-            forms += [(other, TYPO_DISCOUNT) for other in _typos(term, vocabulary)]
+        forms = _forms(term, pool, resolution)
         if not forms:
             continue
-        own = np.zeros(count, dtype=np.float64)
-        weighted = np.zeros(count, dtype=np.float64)
-        for position, bag in enumerate(bags):
-            counts = bag.counts
-            for form, weight in forms:
-                frequency = counts.get(form)
-                if frequency:
-                    weighted[position] += weight * frequency
-                    if weight == 1.0:
-                        own[position] = frequency
+        own, weighted = _frequencies(pool, forms)
         holding = int(np.count_nonzero(weighted))
         idf = math.log(1.0 + (count - holding + 0.5) / (holding + 0.5))
         factor = idf * (BM25_K1 + 1.0) * repeats[term]
@@ -199,3 +208,9 @@ def score_lexical(query: LexicalQuery, bags: Sequence[TermBag]) -> LexicalScores
         coverage += own > 0
     coverage /= len(distinct)
     return LexicalScores(exact, morph, exact + morph, coverage, query_weight)
+
+
+def score_lexical(query: LexicalQuery, bags: Sequence[TermBag]) -> LexicalScores:
+    """BM25 of every candidate ``bag`` against ``query``, channel by channel (bags outside any cache)."""
+    _, pool = Lexicon.of_bags(bags)
+    return score_pool(query, pool)

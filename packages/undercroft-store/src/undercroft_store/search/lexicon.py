@@ -1,0 +1,206 @@
+"""The decrypt-once RAM cache of verified drawers' lexical bags, and the pool it gathers for one search.
+
+Each entry is filled from a drawer the store has just HMAC-verified and decrypted (`VaultStore.hydrate_many`):
+its term counts under the language layer's tokenizer, its length in terms, its letter scripts and its room.
+Entries are keyed by ``seq`` and the whole cache is dropped when `VaultStore.generation` moves (any committed
+write, by any connection) — exactly the embedding cache's rule. It lives in RAM only: a sealed vault writes
+nothing content-derived to disk.
+
+Terms are interned into one vocabulary per cache, and each term is filed once under its lexeme keys, so a
+search finds a query term's morphological relatives by lookup instead of re-keying the pool's vocabulary.
+A pool is the candidates' cells laid end to end (``owner`` row, term id, count), scored by numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Final, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+from undercroft_core.drawer import Drawer
+from undercroft_core.language import lexeme_keys, script_of
+
+from undercroft_store.search._internal.term_bags import TermBag, term_bag
+
+__all__ = ["FILL_BATCH", "BagSource", "LexicalEntry", "LexicalPool", "Lexicon"]
+
+#: Drawers hydrated per batch when filling (and warming) the cache.
+FILL_BATCH: Final = 500
+# A cell packs (term id << 32 | count): counts stay below 2**32 (content is bounded at 16 MiB).
+_COUNT_BITS: Final = 32
+_COUNT_MASK: Final = (1 << _COUNT_BITS) - 1
+
+
+@lru_cache(maxsize=1 << 18)
+def _keys(term: str) -> frozenset[str]:
+    return lexeme_keys(term, script_of(term))
+
+
+class BagSource(Protocol):
+    """What the cache reads from a vault: its change counter and verified drawers by seq."""
+
+    @property
+    def generation(self) -> int:
+        """Bumped on every committed write (any connection)."""
+        ...
+
+    def hydrate_many(self, seqs: Iterable[int]) -> dict[int, Drawer]:
+        """Verified drawers by seq; absent seqs skipped."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalEntry:
+    """One verified drawer's lexical bag: packed (term id, count) cells, length in terms, scripts, room."""
+
+    cells: bytes
+    length: int
+    scripts: frozenset[str]
+    room: str
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalPool:
+    """The candidates of one search as parallel cell arrays (``owner[i]`` is the row holding cell ``i``)."""
+
+    lexicon: Lexicon
+    owner: NDArray[np.intp]
+    ids: NDArray[np.int64]
+    counts: NDArray[np.float64]
+    lengths: NDArray[np.float64]
+
+    @property
+    def size(self) -> int:
+        """Candidates in the pool."""
+        return len(self.lengths)
+
+    def present(self) -> list[int]:
+        """The term ids occurring anywhere in the pool, ascending."""
+        found: list[int] = np.unique(self.ids).tolist()
+        return found
+
+    def holding(self, term_ids: Sequence[int]) -> list[int]:
+        """Those of ``term_ids`` occurring somewhere in the pool, in the order given."""
+        if not term_ids:
+            return []
+        wanted = np.asarray(term_ids, dtype=np.int64)
+        found: list[int] = wanted[np.isin(wanted, self.ids)].tolist()
+        return found
+
+    def row_counts(self, rows: int) -> dict[str, int]:
+        """Term counts summed over the first ``rows`` candidates."""
+        chosen = self.owner < rows
+        totals: dict[str, int] = {}
+        terms = self.lexicon.terms
+        for term_id, count in zip(self.ids[chosen].tolist(), self.counts[chosen].tolist(), strict=True):
+            term = terms[term_id]
+            totals[term] = totals.get(term, 0) + int(count)
+        return totals
+
+
+class Lexicon:
+    """Lexical bags of verified drawers by seq, for one store generation; keep one per `Searcher`."""
+
+    def __init__(self) -> None:
+        """An empty cache; searches fill it."""
+        self._generation: int | None = None
+        self._entries: dict[int, LexicalEntry] = {}
+        self._vocabulary: dict[str, int] = {}
+        self.terms: list[str] = []
+        self._buckets: dict[str, list[int]] = {}
+        self._scripts: dict[frozenset[str], frozenset[str]] = {}
+        self.filled = 0
+        self.resets = 0
+
+    def __len__(self) -> int:
+        """Entries held."""
+        return len(self._entries)
+
+    def clear(self) -> None:
+        """Drop every entry and the vocabulary (closing a vault wipes them with the keys)."""
+        self._entries = {}
+        self._vocabulary = {}
+        self.terms = []
+        self._buckets = {}
+        self._scripts = {}
+        self._generation = None
+
+    def sync(self, generation: int) -> None:
+        """Drop everything when ``generation`` differs from the one the entries were filled under."""
+        if self._generation != generation:
+            if self._generation is not None:
+                self.resets += 1
+            self.clear()
+            self._generation = generation
+
+    def term_id(self, term: str) -> int | None:
+        """The interned id of ``term`` (None: no cached drawer holds it)."""
+        return self._vocabulary.get(term)
+
+    def near(self, term: str) -> set[int]:
+        """Ids of the cached terms filed under one of ``term``'s lexeme keys (candidate relatives)."""
+        return {other for key in _keys(term) for other in self._buckets.get(key, ())}
+
+    def _intern(self, term: str) -> int:
+        found = self._vocabulary.get(term)
+        if found is None:
+            found = len(self.terms)
+            self._vocabulary[term] = found
+            self.terms.append(term)
+            for key in _keys(term):
+                self._buckets.setdefault(key, []).append(found)
+        return found
+
+    def _entry(self, bag: TermBag, room: str) -> LexicalEntry:
+        cells = np.fromiter(
+            ((self._intern(term) << _COUNT_BITS) | count for term, count in bag.counts.items()),
+            dtype=np.int64,
+            count=len(bag.counts),
+        )
+        scripts = self._scripts.setdefault(bag.scripts, bag.scripts)
+        return LexicalEntry(np.sort(cells).tobytes(), bag.length, scripts, room)
+
+    def add(self, seq: int, drawer: Drawer) -> LexicalEntry:
+        """File the bag of ``drawer`` (which the caller has just read verified) under ``seq``."""
+        entry = self._entry(term_bag(drawer.content), drawer.room)
+        self._entries[seq] = entry
+        self.filled += 1
+        return entry
+
+    def entries(self, source: BagSource, seqs: Sequence[int]) -> tuple[list[LexicalEntry | None], dict[int, Drawer]]:
+        """The entry of each seq (None: no longer in the vault), and the drawers read to fill the missing ones.
+
+        Missing entries are filled from `hydrate_many` — every one HMAC-verified and decrypted on the way in.
+        """
+        self.sync(source.generation)
+        missing = [seq for seq in seqs if seq not in self._entries]
+        read: dict[int, Drawer] = {}
+        for first in range(0, len(missing), FILL_BATCH):
+            batch = source.hydrate_many(missing[first : first + FILL_BATCH])
+            for seq, drawer in batch.items():
+                self.add(seq, drawer)
+            read.update(batch)
+        return [self._entries.get(seq) for seq in seqs], read
+
+    def pool(self, entries: Sequence[LexicalEntry]) -> LexicalPool:
+        """Lay the candidates' cells end to end for vectorised scoring."""
+        packed = np.frombuffer(b"".join(entry.cells for entry in entries), dtype=np.int64)
+        sizes = np.fromiter((len(entry.cells) // 8 for entry in entries), dtype=np.intp, count=len(entries))
+        owner = np.repeat(np.arange(len(entries), dtype=np.intp), sizes)
+        lengths = np.fromiter((entry.length for entry in entries), dtype=np.float64, count=len(entries))
+        return LexicalPool(
+            lexicon=self,
+            owner=owner,
+            ids=packed >> _COUNT_BITS,
+            counts=(packed & _COUNT_MASK).astype(np.float64),
+            lengths=lengths,
+        )
+
+    @classmethod
+    def of_bags(cls, bags: Sequence[TermBag]) -> tuple[Lexicon, LexicalPool]:
+        """A throw-away cache holding ``bags`` (rows in order) and their pool: scoring without a vault."""
+        lexicon = cls()
+        return lexicon, lexicon.pool([lexicon._entry(bag, "") for bag in bags])
