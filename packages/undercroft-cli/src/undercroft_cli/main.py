@@ -8,10 +8,12 @@ import click
 
 from undercroft_cli import __version__
 from undercroft_cli._internal.exit_codes import run_cli
+from undercroft_cli.anchor_command import anchor_command
 from undercroft_cli.backup_command import backup_group
 from undercroft_cli.config_command import config_group
 from undercroft_cli.daemon_command import daemon_group
 from undercroft_cli.drawer_commands import drawer_group, remember_command
+from undercroft_cli.forget_command import forget_command, verify_forgetting_command
 from undercroft_cli.hooks_command import hooks_group
 from undercroft_cli.integrity_commands import stats_command, verify_command
 from undercroft_cli.kg_command import kg_group
@@ -26,10 +28,12 @@ from undercroft_cli.memory_commands import (
 )
 from undercroft_cli.mine_command import delete_by_source_command, mine_command, sweep_command, transcript_group
 from undercroft_cli.repair_command import repair_command
+from undercroft_cli.retention_command import retention_group
 from undercroft_cli.rotate_command import rotate_command
 from undercroft_cli.search_command import search_command
 from undercroft_cli.serve_mcp_command import serve_mcp_command
 from undercroft_cli.vault_commands import init_command, vault_group
+from undercroft_cli.witness_command import witness_group
 
 __all__ = ["cli", "main"]
 
@@ -64,6 +68,12 @@ drawer_group.add_command(delete_by_source_command)
 cli.add_command(daemon_group)
 cli.add_command(hooks_group)
 cli.add_command(config_group)
+# Governance part B: forgetting, retention, the witness, anchor (issue 9). Operator surfaces, never MCP.
+cli.add_command(forget_command)
+cli.add_command(verify_forgetting_command)
+cli.add_command(retention_group)
+cli.add_command(witness_group)
+cli.add_command(anchor_command)
 # Memory surfaces (issue 8).
 cli.add_command(kg_group)
 cli.add_command(diary_group)

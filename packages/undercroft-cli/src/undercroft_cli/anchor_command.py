@@ -1,0 +1,22 @@
+"""``undercroft anchor``: close the manifest window read records leave open (a write; never MCP)."""
+
+from __future__ import annotations
+
+import click
+from undercroft_store import DEFAULT_VAULT
+from undercroft_store.read_audit import anchor
+
+from undercroft_cli._internal.composition import open_store
+from undercroft_cli._internal.exit_codes import EXIT_OK
+
+__all__ = ["anchor_command"]
+
+
+@click.command("anchor")
+@click.option("--vault", default=DEFAULT_VAULT, show_default=True)
+def anchor_command(vault: str) -> int:
+    """Anchor the manifest at the committed chain head."""
+    with open_store(vault) as store:
+        height = anchor(store)
+    click.echo(f"anchored at {height} records")
+    return EXIT_OK

@@ -1,0 +1,49 @@
+"""``undercroft witness emit [--out] [--sign]`` and ``undercroft witness check <file>`` (always read-only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from undercroft_store import DEFAULT_VAULT
+from undercroft_store.witness import check_witness_document, emit_witness
+
+from undercroft_cli._internal.composition import open_store
+from undercroft_cli._internal.exit_codes import EXIT_OK
+from undercroft_cli.forget_command import load_signer
+
+__all__ = ["witness_group"]
+
+
+@click.group("witness")
+def witness_group() -> None:
+    """The external witness: keep it where this machine cannot write; check before you emit."""
+
+
+@witness_group.command("emit")
+@click.option("--vault", default=DEFAULT_VAULT, show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="write the witness here")
+@click.option("--sign", "sign", type=click.Path(dir_okay=False, path_type=Path), help="signing identity file")
+def emit_command(vault: str, out: Path | None, sign: Path | None) -> int:
+    """Emit the row count and unkeyed digest of the audit trail (head as corroboration)."""
+    signer = load_signer(sign)
+    with open_store(vault, read_only=True) as store:
+        document = emit_witness(store, signer=signer).to_json()
+    if out is None:
+        click.echo(document)
+    else:
+        out.write_text(document + "\n", encoding="ascii")
+        click.echo(f"witness written to {out}")
+    return EXIT_OK
+
+
+@witness_group.command("check")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--vault", default=DEFAULT_VAULT, show_default=True)
+@click.option("--sender", default=None, help="pin the sender that must have signed")
+def check_command(file: Path, vault: str, sender: str | None) -> int:
+    """WITNESS OK when the chain extends the witness; exit 2 when rolled back below it."""
+    with open_store(vault, read_only=True) as store:
+        verdict = check_witness_document(store, file.read_bytes(), pinned_sender=sender)
+    click.echo(verdict.render())
+    return EXIT_OK

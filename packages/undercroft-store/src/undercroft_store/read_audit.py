@@ -1,0 +1,194 @@
+"""Read and egress auditing, the anchor window closer, and the audit ceiling report.
+
+* `record_read(target, op, *, subject, scope, count)` — under ``UNDERCROFT_READ_AUDIT=chain`` appends ONE
+  ``read/<op>`` record per content-returning read: its tag is keyed over a canonical document holding a
+  keyed fingerprint of the subject (a query, an id — never its text), the declared scope and the count.
+  Read records do NOT advance the manifest anchor (a per-read fsync of the manifest is the cost the spec
+  declines); `anchor` closes that window. A read-only handle cannot append: it serves unaudited (the
+  open-time warning is the caller's, as the replica precedent says).
+* `record_egress(target, kind, *, surface, recipient, counts, manifest_digest)` — unconditional, no
+  variable: one ``egress/<kind>`` record per export (or other custody-leaving path), anchored.
+* `anchor(target) -> int` — write the manifest anchor at the committed head; returns the height.
+* `ceiling_report(target, ceiling) -> CeilingReport` — the chain height against
+  ``UNDERCROFT_AUDIT_CEILING``: reported, never enforced, never deletes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from undercroft_config import settings
+from undercroft_core.errors import InvalidInput
+from undercroft_vault import AuditRow, compute_tag, fingerprint
+
+from undercroft_store._internal.chain_append import anchor_now, append_in_transaction, committed_head
+from undercroft_store._internal.context import VaultContext
+from undercroft_store.errors import Error, ReadOnlyStore
+from undercroft_store.forgetting import _context_of
+from undercroft_store.store import VaultStore
+
+__all__ = [
+    "EGRESS_PREFIX",
+    "READ_OPS",
+    "READ_PREFIX",
+    "CeilingReport",
+    "InvalidAuditRecord",
+    "anchor",
+    "ceiling_report",
+    "read_audit_enabled",
+    "record_egress",
+    "record_read",
+]
+
+READ_PREFIX = "read/"
+EGRESS_PREFIX = "egress/"
+#: The closed vocabulary of audited read doors (drawer funnel and graph funnel).
+READ_OPS = frozenset(
+    {
+        "search",
+        "get",
+        "recent",
+        "list",
+        "diary",
+        "tunnel",
+        "closet",
+        "hallways",
+        "admission-queue",
+        "kg-query",
+        "kg-timeline",
+        "kg-entities",
+        "kg-canonical",
+    }
+)
+_EGRESS_KINDS = frozenset({"export", "index-push", "refine", "embed/repair", "advise/dedup"})
+
+
+class InvalidAuditRecord(Error, InvalidInput):
+    """A read or egress record was refused (an op or kind outside the vocabulary, a bad count)."""
+
+
+@dataclass(frozen=True)
+class CeilingReport:
+    """The chain height against the declared ceiling (None: no ceiling declared)."""
+
+    chain_records: int
+    ceiling: int | None
+
+    @property
+    def over(self) -> bool:
+        """True when a ceiling is declared and the height exceeds it. Nothing is ever deleted or refused."""
+        return self.ceiling is not None and self.chain_records > self.ceiling
+
+    def render(self) -> str:
+        """The ``audit ceiling:`` line of stats."""
+        if self.ceiling is None:
+            return f"audit ceiling:    off ({self.chain_records} records)"
+        state = "OVER" if self.over else "under"
+        return f"audit ceiling:    {self.chain_records} / {self.ceiling} ({state}; reported, never enforced)"
+
+
+def read_audit_enabled(env: Mapping[str, str] | None = None) -> bool:
+    """``UNDERCROFT_READ_AUDIT=chain`` (garbage raises the config's refusal: a declaration must not fall back)."""
+    return str(settings.read_audit(env)) == "chain"
+
+
+def _canonical(document: Mapping[str, object]) -> bytes:
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+
+def _append(context: VaultContext, record: AuditRow, *, anchored: bool) -> int:
+    connection = context.connection
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        head, height = append_in_transaction(context, [record])
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+    context.generation += 1
+    if anchored:
+        anchor_now(context, head, height)
+    return height
+
+
+def record_read(
+    target: VaultStore | VaultContext,
+    op: str,
+    *,
+    subject: str,
+    scope: Mapping[str, str | None] | None = None,
+    count: int,
+    env: Mapping[str, str] | None = None,
+) -> bool:
+    """Append one ``read/<op>`` record when read auditing is on; False when off or the handle is read-only."""
+    context = _context_of(target)
+    if op not in READ_OPS:
+        raise InvalidAuditRecord(f"read op {op!r} is not one of {', '.join(sorted(READ_OPS))}")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise InvalidAuditRecord(f"read count must be a non-negative integer, got {count!r}")
+    if not read_audit_enabled(env) or context.read_only:
+        return False
+    at = context.now()
+    document = {
+        "op": op,
+        "subject": fingerprint(context.keys, subject.encode("utf-8")).hex(),  # keyed: confirms nothing offline
+        "scope": {key: value for key, value in sorted((scope or {}).items()) if value is not None},
+        "count": count,
+    }
+    label = READ_PREFIX + op
+    _append(context, AuditRow(label, compute_tag(context.keys, label, _canonical(document), b""), at), anchored=False)
+    return True
+
+
+def record_egress(
+    target: VaultStore | VaultContext,
+    kind: str,
+    *,
+    surface: str,
+    recipient: str | None,
+    counts: Mapping[str, int],
+    manifest_digest: str,
+) -> int:
+    """Append one ``egress/<kind>`` record (unconditional) and anchor it; returns the chain height.
+
+    A read-only handle cannot append: `ReadOnlyStore`, so the caller says the egress went unaudited.
+    """
+    context = _context_of(target)
+    if kind not in _EGRESS_KINDS:
+        raise InvalidAuditRecord(f"egress kind {kind!r} is not one of {', '.join(sorted(_EGRESS_KINDS))}")
+    if any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in counts.values()):
+        raise InvalidAuditRecord("egress counts must be non-negative integers")
+    if context.read_only:
+        raise ReadOnlyStore(f"vault {context.vault_id!r} is open read-only: this egress goes unaudited")
+    document = {
+        "surface": surface,
+        "recipient": recipient,
+        "counts": dict(sorted(counts.items())),
+        "manifest_digest": manifest_digest,
+    }
+    label = EGRESS_PREFIX + kind
+    return _append(
+        context,
+        AuditRow(label, compute_tag(context.keys, label, _canonical(document), b""), context.now()),
+        anchored=True,
+    )
+
+
+def anchor(target: VaultStore | VaultContext) -> int:
+    """Close the manifest window: anchor at the committed head (a write; refused read-only). Returns the height."""
+    context = _context_of(target)
+    if context.read_only:
+        raise ReadOnlyStore(f"vault {context.vault_id!r} is open read-only: anchor is a write")
+    head, height = committed_head(context)
+    anchor_now(context, head, height)
+    return height
+
+
+def ceiling_report(target: VaultStore | VaultContext, ceiling: int | None = None) -> CeilingReport:
+    """The chain height against ``ceiling`` (default: ``UNDERCROFT_AUDIT_CEILING``). Reports; never deletes."""
+    context = _context_of(target)
+    declared = settings.audit_ceiling() if ceiling is None else ceiling
+    return CeilingReport(committed_head(context)[1], declared)
