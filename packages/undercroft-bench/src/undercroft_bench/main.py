@@ -1,4 +1,4 @@
-"""The `undercroft-bench` program's entry point: `locomo` and `longmemeval` instruments."""
+"""The `undercroft-bench` program's entry point: `locomo`, `longmemeval`, `vs` and `synth` (alias `scale`)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from undercroft_bench.errors import Error
 from undercroft_bench.locomo_data import load_locomo
 from undercroft_bench.locomo_eval import UNITS, LocomoSettings, format_locomo, locomo_json, run_locomo
 from undercroft_bench.longmemeval import format_longmemeval, load_longmemeval, longmemeval_json, run_longmemeval
+from undercroft_bench.synth_cli import COMMANDS as SYNTH_COMMANDS
+from undercroft_bench.synth_cli import add_synth_parser, run_synth
 from undercroft_bench.vs_cli import add_vs_parser, run_vs
 
 __all__ = ["main"]
@@ -48,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     lme.add_argument("--json", type=pathlib.Path, default=None, metavar="OUT", help="write the full report")
 
     add_vs_parser(commands)
+    add_synth_parser(commands)
     return parser
 
 
@@ -97,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
             _longmemeval(args)
         elif args.command == "vs":
             run_vs(args)
+        elif args.command in SYNTH_COMMANDS:
+            run_synth(args)
         else:
             parser.print_help()
     except Error as error:
