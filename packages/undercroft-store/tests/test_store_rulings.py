@@ -115,3 +115,22 @@ def test_queue_row_deleted_is_detected(store: VaultStore, palace: Palace, embedd
     with palace.open_vault("default", embedder) as reopened:
         render = reopened.verify().render()
         assert "removed without a ruling" in render and "has no queue row" in render
+
+
+def test_deny_destroys_through_attested_forgetting(store: VaultStore) -> None:
+    from undercroft_store.forgetting import verify_forgetting
+    from undercroft_store.rulings import deny
+
+    [queued] = store.write([DrawerWrite(_drawer(ATTACK))], screening=Screen())
+    ruling = deny(store, queued.id)
+    assert ruling.verdict == "deny" and ruling.receipt is not None and ruling.landed_id is None
+    assert [f.id for f in ruling.receipt.body.forgotten] == [queued.id]
+    with pytest.raises(DrawerNotFound):
+        store.get(queued.id, wing=QUARANTINE_WING)
+    with pytest.raises(DrawerNotFound):
+        store.get(queued.intended_id or "")
+    assert list_admissions(store) == []
+    verdict = verify_forgetting(store, ruling.receipt.to_json())
+    assert verdict.status == "verified", verdict
+    report = store.verify()
+    assert report.ok, report.render()

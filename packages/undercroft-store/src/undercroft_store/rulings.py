@@ -6,8 +6,10 @@ quarantined text to the id it aimed at, in ONE write transaction through the cho
 queue row is re-read (a raced ruling refuses) and the destination's keyed digest is recomputed — written or
 deleted since the text was queued refuses with `DestinationMoved` — then the resident is deleted (tombstone
 + ``delete/<slot>``), the queue row removed, the drawer written to its destination with its stored vector
-(``drawer/<id>``), and a ``ruling/<slot>`` record appended whose tag is keyed over the verdict. Every
-decision reads labels through the label guard.
+(``drawer/<id>``), and a ``ruling/<slot>`` record appended whose tag is keyed over the verdict.
+`deny(store, slot, signer=None)` destroys the resident through attested forgetting (`forgetting.forget`
+with ``admission_ruling=True``), then removes the queue row and appends the ``ruling/<slot>`` deny record,
+and returns the receipt. Every decision reads labels through the label guard.
 """
 
 from __future__ import annotations
@@ -17,15 +19,16 @@ from dataclasses import dataclass, replace
 import numpy as np
 from undercroft_core.drawer import canonical_json
 from undercroft_core.vocabulary import QUARANTINE_WING
-from undercroft_vault import AuditRow, Domain, IntegrityFailure, compute_tag, constant_time_equal
+from undercroft_vault import AuditRow, Domain, IntegrityFailure, SigningIdentity, compute_tag, constant_time_equal
 
 from undercroft_store._internal.context import VaultContext
-from undercroft_store._internal.governance import check_writable, context_of, open_blind
+from undercroft_store._internal.governance import audited, check_writable, context_of, open_blind
 from undercroft_store._internal.governance_tables import QUEUE_TABLE
 from undercroft_store._internal.opening import read_audit_rows
 from undercroft_store._internal.reading import SELECT_BY_ID, verified_drawer
 from undercroft_store._internal.vectors import unpack_row
 from undercroft_store.errors import DrawerNotFound, EmbeddingRefused, Error
+from undercroft_store.forgetting import ForgetReceipt, forget
 from undercroft_store.label_guard import label_guard
 from undercroft_store.quarantine import RULING_PREFIX, QueueEntry, QueueTampered, destination_digest, read_queue
 from undercroft_store.screening import Bypass, BypassReason
@@ -39,6 +42,7 @@ __all__ = [
     "Ruling",
     "RulingRaced",
     "allow",
+    "deny",
     "list_admissions",
     "ruling_tag",
 ]
@@ -77,6 +81,7 @@ class Ruling:
     intended_id: str
     landed_id: str | None
     at: str
+    receipt: ForgetReceipt | None = None  # deny: the attested-forgetting receipt
 
     def to_dict(self) -> dict[str, object]:
         """The JSON form."""
@@ -86,6 +91,7 @@ class Ruling:
             "intended_id": self.intended_id,
             "landed_id": self.landed_id,
             "at": self.at,
+            "receipt": None if self.receipt is None else self.receipt.to_dict(),
         }
 
 
@@ -176,3 +182,28 @@ def allow(store: object, slot: str) -> Ruling:
         within=within,
     )
     return Ruling("allow", slot, entry.intended_id, result.id, at_ruling[0])
+
+
+def deny(store: object, slot: str, *, signer: SigningIdentity | None = None) -> Ruling:
+    """Destroy the queued text through attested forgetting and log the deny ruling; returns the receipt.
+
+    Two commits (forget's own, then the ruling): a crash between them leaves a queue row without a
+    resident, which verify names and a second ``deny`` finishes (it then carries no new receipt).
+    """
+    context = context_of(store)
+    check_writable(context)
+    entry = _find(context, slot)
+    resident = context.connection.execute("SELECT wing FROM drawers WHERE id = ?", (slot,)).fetchone()
+    receipt: ForgetReceipt | None = None
+    if resident is not None:
+        if resident[0] != QUARANTINE_WING:
+            raise QueueTampered(f"queue entry {slot} names a drawer outside the review wing (run undercroft verify)")
+        receipt = forget(context, [slot], signer=signer, reason="admission-deny", admission_ruling=True)
+    with audited(context) as records:
+        current = context.connection.execute(f"SELECT tag FROM {QUEUE_TABLE} WHERE drawer_id = ?", (slot,)).fetchone()  # noqa: S608
+        if current is None or not constant_time_equal(bytes(current[0]), entry.tag):
+            raise RulingRaced(f"queue entry {slot} changed before the ruling committed; list the queue again")
+        context.connection.execute(f"DELETE FROM {QUEUE_TABLE} WHERE drawer_id = ?", (slot,))  # noqa: S608
+        at = context.now()
+        records.append(AuditRow(RULING_PREFIX + slot, ruling_tag(context, "deny", entry, at), at))
+    return Ruling("deny", slot, entry.intended_id, None, at, receipt)
