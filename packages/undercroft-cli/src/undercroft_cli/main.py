@@ -8,6 +8,7 @@ import click
 
 from undercroft_cli import __version__
 from undercroft_cli._internal.exit_codes import run_cli
+from undercroft_cli.admission_command import admission_group
 from undercroft_cli.anchor_command import anchor_command
 from undercroft_cli.backup_command import backup_group
 from undercroft_cli.config_command import config_group
@@ -32,6 +33,7 @@ from undercroft_cli.retention_command import retention_group
 from undercroft_cli.rotate_command import rotate_command
 from undercroft_cli.search_command import search_command
 from undercroft_cli.serve_mcp_command import serve_mcp_command
+from undercroft_cli.trust_command import trust_group
 from undercroft_cli.vault_commands import init_command, vault_group
 from undercroft_cli.witness_command import witness_group
 
@@ -68,6 +70,9 @@ drawer_group.add_command(delete_by_source_command)
 cli.add_command(daemon_group)
 cli.add_command(hooks_group)
 cli.add_command(config_group)
+# Governance part A: admission rulings and wing trust (issue 9). Operator surfaces, never MCP.
+cli.add_command(admission_group)
+cli.add_command(trust_group)
 # Governance part B: forgetting, retention, the witness, anchor (issue 9). Operator surfaces, never MCP.
 cli.add_command(forget_command)
 cli.add_command(verify_forgetting_command)
