@@ -229,6 +229,7 @@ def test_cli_vs_bm25_on_synthetic(tmp_path, capsys) -> None:
     document = json.loads(out.read_text())
     assert document["r_at_10"] == {"hits": 1, "total": 1}
     assert document["queries"][0]["ranking"] == ["a/one.md"]
+    assert len(document["source"]["queries_sha256"]) == 64
 
 
 def test_cli_vs_refusals_are_typed_and_precise(tmp_path, capsys) -> None:

@@ -91,7 +91,11 @@ def run_vs(args: argparse.Namespace) -> None:
         else:
             synthetic = run_vs_synthetic(corpus, system.name, system.factory)
             lines = format_vs_synthetic(system.name, system.configuration, synthetic)
-            document = synthetic_json(synthetic, system.configuration, {"folder": str(args.file)})
+            document = synthetic_json(
+                synthetic,
+                system.configuration,
+                {"folder": str(args.file), "queries_sha256": sha256_of(args.file / "queries.json")},
+            )
     finally:
         if system.driver is not None:
             system.driver.close()
