@@ -193,7 +193,7 @@ def test_the_fence_refuses_ids_of_drawers_resident_in_quarantine(mcp: McpDispatc
         ("undercroft_search", {"query": "x", "ranked_at": "2024-05-01T00:00"}, "has no timezone"),
         ("undercroft_search", {"query": "x", "calendar": "mayan"}, "argument 'calendar' must be one of"),
         ("undercroft_delete_by_source", {"source_file": "a", "dry_run": "yes"}, "must be a boolean, got str"),
-        ("undercroft_wake_up", {}, "unknown tool: undercroft_wake_up"),
+        ("undercroft_index_status", {}, "unknown tool: undercroft_index_status"),
     ],
 )
 def test_bad_input_is_refused_with_a_precise_message(

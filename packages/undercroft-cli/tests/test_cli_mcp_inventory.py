@@ -27,6 +27,10 @@ MEMPALACE_ARGUMENTS: dict[str, set[str]] = {
     "undercroft_status": set(),
     "undercroft_list_wings": set(),
     "undercroft_get_taxonomy": set(),
+    "undercroft_check_duplicate": {"content", "threshold"},
+    "undercroft_diary_write": {"agent_name", "entry", "topic", "content"},
+    "undercroft_diary_read": {"agent_name", "last_n"},
+    "undercroft_list_hallways": {"wing", "limit", "offset"},
 }
 
 
@@ -65,6 +69,10 @@ def test_the_live_tools_list_matches_the_inventory_in_both_directions(store: Vau
     assert live | set(PENDING) == {t.name for t in TOOLS}
 
 
+def test_only_index_status_waits_and_it_says_for_what() -> None:
+    assert PENDING == {"undercroft_index_status": "remote vector mirrors wired into the store"}
+
+
 def test_every_pending_entry_names_what_it_waits_for() -> None:
     for name, reason in PENDING.items():
         assert reason.strip(), name
@@ -88,7 +96,7 @@ def test_a_tool_without_an_inventory_line_fails_the_build(store: VaultStore) -> 
 
 
 def test_a_tool_still_marked_pending_cannot_be_served(store: VaultStore) -> None:
-    early = ToolSpec("undercroft_wake_up", "a stub", {}, lambda session, args: "")
+    early = ToolSpec("undercroft_index_status", "a stub", {}, lambda session, args: "")
     with pytest.raises(RuntimeError, match="still marked pending"):
         McpDispatcher(ToolSession(store, HashEmbedder()), {early.name: early})
 

@@ -61,6 +61,17 @@ class Arguments:
             raise self._fail(key, f"must be between {low} and {high}, got {value}")
         return value
 
+    def number(self, key: str, *, default: float | None, low: float, high: float) -> float | None:
+        """A number within ``(low, high]`` (integers accepted; booleans, strings and NaN refused)."""
+        value = self._raw.get(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self._fail(key, f"must be a number, got {type(value).__name__}")
+        if not low < value <= high:  # NaN fails this comparison too
+            raise self._fail(key, f"must be in ({low:g}, {high:g}], got {value!r}")
+        return float(value)
+
     def flag(self, key: str, *, default: bool = False) -> bool:
         """A boolean argument."""
         value = self._raw.get(key)

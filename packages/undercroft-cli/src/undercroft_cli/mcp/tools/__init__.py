@@ -7,10 +7,13 @@ ends with the untrusted-data notice, applied here so a tool added later inherits
 from __future__ import annotations
 
 from undercroft_cli.mcp.tools.base import UNTRUSTED_NOTICE, ToolSession, ToolSpec
+from undercroft_cli.mcp.tools.diaries import DIARY_TOOLS
 from undercroft_cli.mcp.tools.drawers import DRAWER_TOOLS
 from undercroft_cli.mcp.tools.erasure import ERASURE_TOOLS
 from undercroft_cli.mcp.tools.graph import GRAPH_TOOLS
+from undercroft_cli.mcp.tools.history import HISTORY_TOOLS
 from undercroft_cli.mcp.tools.palace import PALACE_TOOLS
+from undercroft_cli.mcp.tools.recall import RECALL_TOOLS
 from undercroft_cli.mcp.tools.search import SEARCH_TOOLS
 from undercroft_cli.mcp.tools.tunnels import TUNNEL_TOOLS
 
@@ -20,7 +23,9 @@ __all__ = ["UNTRUSTED_NOTICE", "ToolSession", "ToolSpec", "registry"]
 def registry() -> dict[str, ToolSpec]:
     """Every implemented tool by name (a name implemented twice is a programming error)."""
     tools: dict[str, ToolSpec] = {}
-    for spec in (*DRAWER_TOOLS, *SEARCH_TOOLS, *PALACE_TOOLS, *GRAPH_TOOLS, *TUNNEL_TOOLS, *ERASURE_TOOLS):
+    groups = (DRAWER_TOOLS, SEARCH_TOOLS, RECALL_TOOLS, PALACE_TOOLS, DIARY_TOOLS, GRAPH_TOOLS, TUNNEL_TOOLS,
+              HISTORY_TOOLS, ERASURE_TOOLS)  # fmt: skip
+    for spec in (spec for group in groups for spec in group):
         if spec.name in tools:
             raise RuntimeError(f"tool {spec.name} is implemented twice")
         tools[spec.name] = spec

@@ -23,6 +23,7 @@ __all__ = [
     "drawer_block",
     "integer",
     "memory_block",
+    "number",
     "string",
 ]
 
@@ -100,6 +101,11 @@ def string(description: str) -> dict[str, Any]:
 def integer(description: str) -> dict[str, Any]:
     """An integer property."""
     return {"type": "integer", "description": description}
+
+
+def number(description: str) -> dict[str, Any]:
+    """A number property (integers accepted)."""
+    return {"type": "number", "description": description}
 
 
 def boolean(description: str) -> dict[str, Any]:

@@ -1,0 +1,116 @@
+"""Diary tools: write, read, list agents — per-agent diaries in the store's ``diary-<agent>`` wings.
+
+Arguments are MemPalace 3.11's (``agent_name``, ``entry`` with ``content`` as its alias, ``topic``,
+``last_n``). The write builds the entry's drawers here rather than calling the store's ``write_diary``
+because that helper stamps ``added_by="diary:<agent>"`` from the caller's own agent name: over MCP the name
+is a claim, and a claim must never become the writing surface the trusted-sources bypass matches. So every
+entry is stamped ``added_by="mcp"``, the agent is recorded as a claim, and the drawers go through the
+choke point with ``Screen()`` (a diverted entry is reported as quarantined, never as written).
+"""
+
+from __future__ import annotations
+
+import json
+
+from undercroft_core.chunking import chunk
+from undercroft_core.drawer import Drawer
+from undercroft_core.errors import InvalidInput
+from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id
+from undercroft_core.names import validate_name
+from undercroft_core.normalisation import normalise
+from undercroft_store import DrawerWrite, Screen
+from undercroft_store.diaries import DIARY_ROOM, diary_agents, diary_wing, read_diary
+
+from undercroft_cli.mcp.arguments import Arguments
+from undercroft_cli.mcp.errors import InvalidArgument
+from undercroft_cli.mcp.tools.base import ADDED_BY, ToolSession, ToolSpec, drawer_block, integer, string
+from undercroft_cli.mcp.tools.drawers import describe_write
+from undercroft_cli.mcp.tools.search import SEARCH_NOTICE
+
+__all__ = ["DIARY_TOOLS"]
+
+
+def _topic(args: Arguments) -> str | None:
+    topic = args.text("topic")
+    if topic is None:
+        return None
+    try:
+        return validate_name(topic, what="topic")
+    except InvalidInput as error:
+        raise InvalidArgument(f"{args.tool}: argument 'topic': {error}") from None
+
+
+def _diary_write(session: ToolSession, args: Arguments) -> str:
+    agent = args.required_text("agent_name")
+    wing = diary_wing(agent)
+    room = _topic(args) or DIARY_ROOM
+    entry = args.text("entry")
+    if entry is None:  # MemPalace accepts 'content' as an alias; 'entry' wins when both are given
+        entry = args.text("content")
+    if entry is None:
+        raise InvalidArgument(f"{args.tool}: argument 'entry' (or its alias 'content') is required")
+    pieces = chunk(normalise(entry))
+    if not pieces:
+        raise InvalidArgument(f"{args.tool}: argument 'entry' is empty after normalisation")
+    first = session.store.allocate_append_indices(len(pieces))
+    filed_at = session.now()
+    drawers = [
+        Drawer(
+            id=append_drawer_id(wing, room, first + offset),
+            content=piece.text,
+            wing=wing,
+            room=room,
+            chunk_index=first + offset,
+            id_recipe=ID_RECIPE_APPEND,
+            added_by=ADDED_BY,
+            filed_at=filed_at,
+            agent=agent,
+        )
+        for offset, piece in enumerate(pieces)
+    ]
+    results = session.store.write([DrawerWrite(d) for d in drawers], screening=Screen())
+    return "\n".join(describe_write(result, wing=wing, room=room) for result in results)
+
+
+def _diary_read(session: ToolSession, args: Arguments) -> str:
+    agent = args.required_text("agent_name")
+    last = args.integer("last_n", default=10, low=1, high=100) or 10
+    entries = read_diary(session.store, agent, last=last, topic=_topic(args))
+    if not entries:
+        return f"no diary entries for {agent}"
+    footer = f"({len(entries)} entr{'y' if len(entries) == 1 else 'ies'} of {agent}'s diary, newest first)"
+    return "\n".join([SEARCH_NOTICE, *(drawer_block(d, full=False) for d in entries), footer])
+
+
+def _list_agents(session: ToolSession, args: Arguments) -> str:
+    return json.dumps({"agents": diary_agents(session.store)}, indent=2, ensure_ascii=False)
+
+
+_AGENT = string("your name: each agent has its own diary wing (diary-<agent_name>)")
+
+DIARY_TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "undercroft_diary_write",
+        "Append an entry to your own agent diary (kept verbatim, one drawer per chunk, screened like any save).",
+        {
+            "agent_name": _AGENT,
+            "entry": string("the diary entry"),
+            "content": string("alias for 'entry' ('entry' wins when both are given)"),
+            "topic": string(f"topic room (default {DIARY_ROOM})"),
+        },
+        _diary_write,
+        required=("agent_name",),
+    ),
+    ToolSpec(
+        "undercroft_diary_read",
+        "Read your recent diary entries, newest first: what past sessions of you recorded.",
+        {
+            "agent_name": _AGENT,
+            "last_n": integer("number of recent entries (1-100, default 10)"),
+            "topic": string("only this topic room (optional)"),
+        },
+        _diary_read,
+        required=("agent_name",),
+    ),
+    ToolSpec("undercroft_list_agents", "Every agent that keeps a diary, with its entry count.", {}, _list_agents),
+)
