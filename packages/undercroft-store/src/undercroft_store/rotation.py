@@ -130,10 +130,12 @@ RESEALERS: dict[str, str] = {
     "tunnels": "undercroft_store.kg.rotation:reseal_tunnels",
     "supersessions": "undercroft_store.kg.rotation:reseal_supersessions",
     "retention_policy": "undercroft_store.retention:reseal_retention",
+    "admission_queue": "undercroft_store.quarantine:reseal_queue_rows",
+    "wing_trust": "undercroft_store.trust:reseal_trust_rows",
 }
 #: Tables announced by other surfaces whose reseal hook has not landed here yet: rotation refuses a vault in
 #: which one of them holds rows (`RotationUnsupported`), and proceeds while they are empty.
-PENDING_RESEALERS: Final = frozenset({"admission_queue", "wing_trust"})
+PENDING_RESEALERS: Final[frozenset[str]] = frozenset()
 # Tables the core rotation path handles itself.
 _CORE_TABLES: Final = frozenset({"meta", "chain_meta", "sqlite_sequence", FTS_TABLE, *TAG_TABLES})
 
