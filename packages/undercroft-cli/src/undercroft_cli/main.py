@@ -33,6 +33,7 @@ from undercroft_cli.retention_command import retention_group
 from undercroft_cli.rotate_command import rotate_command
 from undercroft_cli.search_command import search_command
 from undercroft_cli.serve_mcp_command import serve_mcp_command
+from undercroft_cli.transfer_command import bundle_group, export_command, import_command
 from undercroft_cli.trust_command import trust_group
 from undercroft_cli.vault_commands import init_command, vault_group
 from undercroft_cli.witness_command import witness_group
@@ -79,6 +80,9 @@ cli.add_command(verify_forgetting_command)
 cli.add_command(retention_group)
 cli.add_command(witness_group)
 cli.add_command(anchor_command)
+cli.add_command(export_command)
+cli.add_command(import_command)
+cli.add_command(bundle_group)
 # Memory surfaces (issue 8).
 cli.add_command(kg_group)
 cli.add_command(diary_group)

@@ -1,0 +1,150 @@
+"""The export file: a leading manifest line, then one JSON object per drawer, fact and tunnel (lossless, decrypted).
+
+Line 1 ``{"format": "undercroft.export.v1", "vault", "level", "embedder", "exported_at", "counts"}``; then
+``{"type": "drawer", "drawer": {...every stored field...}, "embedding": {"scale", "codes"} | null}``,
+``{"type": "kg_entity", ...}``, ``{"type": "kg_fact", "fact": {...}}``, ``{"type": "tunnel", "tunnel": {...}}``.
+A sealed export wraps the same bytes with its manifest document: ``MAGIC ‖ u32(len(document)) ‖ document ‖
+jsonl``, the whole sealed to the recipient, so the attestation travels inside the envelope.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, fields
+from typing import Any
+
+from undercroft_core import Drawer
+from undercroft_core.drawer import Occurrence, TimeMention
+from undercroft_core.errors import InvalidInput
+
+from undercroft_cli.errors import Error
+
+__all__ = [
+    "EXPORT_FORMAT",
+    "SEALED_MAGIC",
+    "ExportFile",
+    "InvalidExport",
+    "drawer_from_record",
+    "drawer_record",
+    "frame_sealed",
+    "parse_export",
+    "unframe_sealed",
+]
+
+#: The first line's ``format`` value.
+EXPORT_FORMAT = "undercroft.export.v1"
+#: The first bytes of a sealed export's plaintext (inside the bundle).
+SEALED_MAGIC = b"UNDERCROFT-EXPORT-SEALED-1\n"
+_RECORD_TYPES = ("drawer", "kg_entity", "kg_fact", "tunnel")
+_SKIPPED_FIELDS = ("entities",)  # in memory only: never stored, so never exported
+
+
+class InvalidExport(Error, InvalidInput):
+    """The file is not an export this version reads; the message names the line."""
+
+
+@dataclass(frozen=True)
+class ExportFile:
+    """A parsed export: its manifest line and its records by type, in file order."""
+
+    manifest: dict[str, Any]
+    drawers: list[dict[str, Any]]
+    facts: list[dict[str, Any]]
+    entities: list[dict[str, Any]]
+    tunnels: list[dict[str, Any]]
+
+
+def drawer_record(drawer: Drawer, scale: float | None, codes: Iterable[int] | None) -> dict[str, Any]:
+    """One drawer line: every stored field (occurrences and time mentions as stored) and its int8 embedding."""
+    body: dict[str, Any] = {}
+    for spec in fields(Drawer):
+        if spec.name in _SKIPPED_FIELDS:
+            continue
+        value = getattr(drawer, spec.name)
+        if spec.name in ("occurrences", "time_mentions"):
+            value = [item.at_rest() for item in value]
+        body[spec.name] = value
+    embedding = None if scale is None or codes is None else {"scale": scale, "codes": [int(c) for c in codes]}
+    return {"type": "drawer", "drawer": body, "embedding": embedding}
+
+
+def drawer_from_record(body: object, *, added_by: str, where: str) -> Drawer:
+    """The drawer a line describes, ``added_by`` re-stamped with the importing surface."""
+    if not isinstance(body, dict):
+        raise InvalidExport(f"{where}: 'drawer' must be an object")
+    known = {spec.name for spec in fields(Drawer)} - set(_SKIPPED_FIELDS)
+    unknown = sorted(set(body) - known)
+    if unknown:
+        raise InvalidExport(f"{where}: unknown drawer field(s) {', '.join(unknown)}")
+    values = dict(body)
+    try:
+        values["occurrences"] = tuple(Occurrence(**item) for item in values.get("occurrences") or ())
+        values["time_mentions"] = tuple(TimeMention(**item) for item in values.get("time_mentions") or ())
+        values["added_by"] = added_by
+        return Drawer(**values)
+    except (TypeError, InvalidInput) as error:
+        raise InvalidExport(f"{where}: {error}") from None
+
+
+def _lines(data: bytes, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InvalidExport(f"{name}: byte {error.start}: not valid UTF-8") from None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InvalidExport(f"{name}: line {number} column {error.colno}: invalid JSON: {error.msg}") from None
+        if not isinstance(value, dict):
+            raise InvalidExport(f"{name}: line {number}: expected a JSON object")
+        yield number, value
+
+
+def parse_export(data: bytes, name: str) -> ExportFile:
+    """Parse an export's bytes; ``InvalidExport`` names the line of the first problem."""
+    lines = _lines(data, name)
+    first = next(lines, None)
+    if first is None:
+        raise InvalidExport(f"{name}: empty file: not an undercroft export")
+    number, manifest = first
+    if manifest.get("format") != EXPORT_FORMAT:
+        raise InvalidExport(
+            f"{name}: line {number}: not an undercroft export (expected format {EXPORT_FORMAT!r}, "
+            f"got {manifest.get('format')!r})"
+        )
+    parsed = ExportFile(manifest, [], [], [], [])
+    buckets = {"drawer": parsed.drawers, "kg_fact": parsed.facts, "kg_entity": parsed.entities}
+    buckets["tunnel"] = parsed.tunnels
+    for number, record in lines:
+        kind = record.get("type")
+        if kind not in _RECORD_TYPES:
+            raise InvalidExport(f"{name}: line {number}: unknown record type {kind!r}")
+        buckets[str(kind)].append({**record, "_line": number})
+    declared = manifest.get("counts", {}).get("drawers")
+    if declared is not None and declared != len(parsed.drawers):
+        raise InvalidExport(
+            f"{name}: the manifest counts {declared} drawer(s) but the file holds {len(parsed.drawers)}"
+        )
+    return parsed
+
+
+def frame_sealed(document: bytes, jsonl: bytes) -> bytes:
+    """The plaintext of a sealed export: magic, the manifest document's length and bytes, then the JSONL."""
+    return SEALED_MAGIC + struct.pack(">I", len(document)) + document + jsonl
+
+
+def unframe_sealed(plaintext: bytes) -> tuple[bytes, bytes]:
+    """``(manifest document, jsonl)`` from an opened bundle's plaintext."""
+    if not plaintext.startswith(SEALED_MAGIC) or len(plaintext) < len(SEALED_MAGIC) + 4:
+        raise InvalidExport("the bundle opened but does not hold an undercroft export")
+    start = len(SEALED_MAGIC)
+    (length,) = struct.unpack(">I", plaintext[start : start + 4])
+    document = plaintext[start + 4 : start + 4 + length]
+    if len(document) != length:
+        raise InvalidExport("the bundle's manifest document is truncated")
+    return document, plaintext[start + 4 + length :]

@@ -1,0 +1,278 @@
+"""Export and import against an open store: collecting the records, and writing them back through the screen."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from undercroft_core import Drawer
+from undercroft_core.ids import ID_RECIPE_APPEND, ID_RECIPE_SOURCE, append_drawer_id, source_drawer_id
+from undercroft_core.vocabulary import QUARANTINE_WING
+from undercroft_store import Bypass, BypassReason, DrawerWrite, Screen, VaultStore
+from undercroft_store.kg.graph import FactInput, KnowledgeGraph
+from undercroft_store.tunnels import create_tunnel, list_tunnels
+
+from undercroft_cli._internal.composition import open_store, pick_embedder
+from undercroft_cli._internal.filing import BATCH_SIZE, FilingReport, utc_now
+from undercroft_cli._internal.mempalace_export import is_mempalace_export, read_mempalace_export
+from undercroft_cli._internal.progress import progress
+from undercroft_cli._internal.transfer_format import (
+    EXPORT_FORMAT,
+    ExportFile,
+    InvalidExport,
+    drawer_from_record,
+    drawer_record,
+    parse_export,
+    unframe_sealed,
+)
+
+__all__ = ["ImportReport", "collect_export", "import_path"]
+
+_ADDED_BY = "cli"
+_BUNDLE_MAGIC = b"UNDERCROFT-BUNDLE-"
+_ENTITY_PAGE = 1000
+
+
+def _line(value: object) -> bytes:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False).encode("utf-8") + b"\n"
+
+
+def collect_export(store: VaultStore) -> tuple[bytes, dict[str, int]]:
+    """The whole vault as export JSONL (manifest line first) and its counts; drawers in write order."""
+    matrix = store.iter_embeddings()
+    where = {drawer_id: i for i, drawer_id in enumerate(matrix.ids)}
+    seqs = [int(s) for s in store.scope_seqs(include_quarantine=True)]
+    body: list[bytes] = []
+    with progress(len(seqs), "exporting") as bar:
+        for start in range(0, len(seqs), BATCH_SIZE):
+            for drawer in store.hydrate(seqs[start : start + BATCH_SIZE]):
+                i = where.get(drawer.id)
+                scale = float(matrix.scales[i]) if i is not None and matrix.scales[i] > 0 else None
+                codes = matrix.codes[i].tolist() if scale is not None and i is not None else None
+                body.append(_line(drawer_record(drawer, scale, codes)))
+            bar.update(min(BATCH_SIZE, len(seqs) - start))
+    graph = KnowledgeGraph(store)
+    entities: list[dict[str, Any]] = []
+    while True:
+        page = graph.entities(limit=_ENTITY_PAGE, offset=len(entities))
+        entities += [{"type": "kg_entity", "name": e.name, "created_at": e.created_at} for e in page]
+        if len(page) < _ENTITY_PAGE:
+            break
+    facts = [{"type": "kg_fact", "fact": fact.to_dict()} for fact in graph.timeline()]
+    tunnels = [{"type": "tunnel", "tunnel": tunnel.to_dict()} for tunnel in list_tunnels(store)]
+    counts = {"drawers": len(body), "kg_entities": len(entities), "kg_facts": len(facts), "tunnels": len(tunnels)}
+    manifest = {
+        "format": EXPORT_FORMAT,
+        "vault": store.name,
+        "level": store.level,
+        "embedder": store.stats().embedder,
+        "exported_at": utc_now(),
+        "counts": counts,
+    }
+    rest = b"".join(_line(item) for item in [*entities, *facts, *tunnels])
+    return _line(manifest) + b"".join(body) + rest, counts
+
+
+@dataclass
+class ImportReport:
+    """What an import did: drawer outcomes, facts and tunnels added, the bundle's attestation, notes."""
+
+    source_format: str
+    drawers: int = 0
+    filing: FilingReport = field(default_factory=FilingReport)
+    facts: int = 0
+    tunnels: int = 0
+    attestation: str | None = None
+    sender: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready report."""
+        return {
+            "format": self.source_format,
+            "drawers": self.drawers,
+            **self.filing.to_dict(),
+            "facts": self.facts,
+            "tunnels": self.tunnels,
+            "attestation": self.attestation,
+            "sender": self.sender,
+            "notes": self.notes,
+        }
+
+
+def _open_sealed(data: bytes, identity: str, sender: str | None, report: ImportReport) -> bytes:
+    from undercroft_vault import open_bundle, parse_identity, verify_bundle_manifest
+
+    key = parse_identity(identity)
+    try:
+        opened = open_bundle(key, data)
+    finally:
+        key.wipe()
+    document, jsonl = unframe_sealed(opened.payload)
+    verdict = verify_bundle_manifest(document, jsonl, now=datetime.now(UTC), pinned_sender=sender)
+    report.attestation, report.sender = str(verdict.status), verdict.sender
+    return jsonl
+
+
+def _place_append(store: VaultStore, drawer: Drawer, used: set[int]) -> Drawer:
+    """Keep an append id when it is free here (or already holds these words); else take a fresh index."""
+    existing = store.hydrate([drawer.id])
+    if not existing or existing[0].content == drawer.content:
+        used.add(drawer.chunk_index)
+        return drawer
+    index = store.allocate_append_indices(1)
+    return replace(drawer, id=append_drawer_id(drawer.wing, drawer.room, index), chunk_index=index)
+
+
+def _write(store: VaultStore, items: list[DrawerWrite], report: FilingReport) -> None:
+    plain = [item for item in items if item.drawer.wing != QUARANTINE_WING]
+    held = [item for item in items if item.drawer.wing == QUARANTINE_WING]
+    for batch, screening in ((plain, Screen()), (held, Bypass(BypassReason.ALREADY_DIVERTED))):
+        if not batch:
+            continue
+        for item, result in zip(batch, store.write(batch, screening=screening), strict=True):
+            if result.outcome == "created":
+                report.created += 1
+            elif result.outcome == "updated":
+                report.updated += 1
+            elif result.outcome == "deduped":
+                report.unchanged += 1
+            else:
+                report.quarantined += 1
+                report.diverted.append((item.drawer.id, result.id))
+
+
+def _import_drawers(
+    store: VaultStore, drawers: list[Drawer], vectors: list[Any], report: ImportReport
+) -> dict[str, str]:
+    """Write ``drawers`` in batches; returns old id → new id for every append drawer that moved."""
+    moved: dict[str, str] = {}
+    used: set[int] = set()
+    pending: list[DrawerWrite] = []
+    with progress(len(drawers), "importing") as bar:
+        for drawer, vector in zip(drawers, vectors, strict=True):
+            # A quarantine resident's id is its queue slot, not an append index: it is kept as it is.
+            movable = drawer.id_recipe == ID_RECIPE_APPEND and drawer.wing != QUARANTINE_WING
+            placed = _place_append(store, drawer, used) if movable else drawer
+            if placed.id != drawer.id:
+                moved[drawer.id] = placed.id
+            pending.append(DrawerWrite(placed, vector))
+            if len(pending) >= BATCH_SIZE:
+                _write(store, pending, report.filing)
+                bar.update(len(pending))
+                pending = []
+        _write(store, pending, report.filing)
+        bar.update(len(pending))
+    if used:  # later saves must not be handed an index an imported drawer holds
+        first = store.allocate_append_indices(1)
+        if max(used) >= first:
+            store.allocate_append_indices(max(used) - first + 1)
+    report.drawers = len(drawers)
+    return moved
+
+
+def _import_export(store: VaultStore, parsed: ExportFile, name: str, report: ImportReport) -> None:
+    declared = parsed.manifest.get("embedder")
+    here = pick_embedder().identity.label
+    # The hash embedder is deterministic: re-embedding reproduces the exported int8 bytes exactly, where a
+    # supplied float vector would be re-quantised (same direction, other bytes). Another space is re-embedded.
+    same_space = declared == here and not here.startswith("undercroft-hash")
+    if declared is not None and declared != here:
+        report.notes.append(f"embedder {declared!r} differs from this vault's {here!r}: drawers re-embedded")
+    drawers: list[Drawer] = []
+    vectors: list[Any] = []
+    for record in parsed.drawers:
+        where = f"{name}: line {record['_line']}"
+        drawers.append(drawer_from_record(record.get("drawer"), added_by=_ADDED_BY, where=where))
+        embedding = record.get("embedding")
+        if same_space and isinstance(embedding, dict):
+            codes = np.asarray(embedding.get("codes"), dtype=np.float64)
+            vectors.append(codes * float(embedding.get("scale", 0.0)))
+        else:
+            vectors.append(None)
+    moved = _import_drawers(store, drawers, vectors, report)
+    graph = KnowledgeGraph(store)
+    inputs: list[FactInput] = []
+    for record in parsed.facts:
+        fact = record.get("fact")
+        if not isinstance(fact, dict) or not all(
+            isinstance(fact.get(k), str) for k in ("subject", "predicate", "object")
+        ):
+            raise InvalidExport(f"{name}: line {record['_line']}: a kg_fact needs string subject, predicate, object")
+        span = fact.get("source_span")
+        source = fact.get("source_drawer")
+        inputs.append(
+            FactInput(
+                fact["subject"],
+                fact["predicate"],
+                fact["object"],
+                valid_from=fact.get("valid_from"),
+                valid_to=fact.get("valid_to"),
+                confidence=float(fact.get("confidence", 1.0)),
+                source_drawer=moved.get(source, source) if source else None,
+                source_span=(int(span[0]), int(span[1])) if span else None,
+                extractor=fact.get("extractor"),
+                grounding=fact.get("grounding", "unevaluated"),
+            )
+        )
+    if inputs:
+        report.facts = len(graph.add_many(inputs))
+    existing = {(t.from_wing, t.from_room, t.to_wing, t.to_room, t.label) for t in list_tunnels(store)}
+    for record in parsed.tunnels:
+        t = record.get("tunnel")
+        if not isinstance(t, dict) or not all(isinstance(t.get(k), str) for k in ("from_wing", "to_wing", "label")):
+            raise InvalidExport(f"{name}: line {record['_line']}: a tunnel needs string from_wing, to_wing, label")
+        key = (t.get("from_wing"), t.get("from_room"), t.get("to_wing"), t.get("to_room"), t.get("label"))
+        if key not in existing:
+            create_tunnel(
+                store, t["from_wing"], t["to_wing"], t["label"], from_room=t.get("from_room"), to_room=t.get("to_room")
+            )
+            report.tunnels += 1
+
+
+def _import_mempalace(store: VaultStore, root: Path, report: ImportReport) -> None:
+    filed_at = utc_now()
+    drawers = [
+        Drawer(
+            id=source_drawer_id(item.wing, item.room, f"mempalace:{item.id}", 0),
+            content=item.content,
+            wing=item.wing,
+            room=item.room,
+            chunk_index=0,
+            id_recipe=ID_RECIPE_SOURCE,
+            added_by=_ADDED_BY,
+            filed_at=filed_at,
+            source_file=f"mempalace:{item.id}",
+            content_date=item.content_date,
+        )
+        for item in read_mempalace_export(root)
+    ]
+    _import_drawers(store, drawers, [None] * len(drawers), report)
+
+
+def import_path(path: Path, vault: str, *, identity: str | None, sender: str | None) -> ImportReport:
+    """Import an export file, a sealed bundle or a MemPalace export directory into ``vault``."""
+    if path.is_dir():
+        if not is_mempalace_export(path):
+            raise InvalidExport(f"{path}: a directory, but not a MemPalace export (no 'index.md' table of contents)")
+        report = ImportReport("mempalace-markdown")
+        with open_store(vault) as store:
+            _import_mempalace(store, path, report)
+        return report
+    data = path.read_bytes()
+    sealed = data.startswith(_BUNDLE_MAGIC)
+    report = ImportReport("undercroft-bundle" if sealed else "undercroft-jsonl")
+    if sealed:
+        if identity is None:
+            raise InvalidExport(f"{path.name}: a sealed bundle: give --identity to open it")
+        data = _open_sealed(data, identity, sender, report)
+    elif identity is not None:
+        raise InvalidExport(f"{path.name}: not a sealed bundle, but --identity was given")
+    parsed = parse_export(data, path.name)
+    with open_store(vault) as store:
+        _import_export(store, parsed, path.name, report)
+    return report
