@@ -2,7 +2,8 @@
 
 An agent host spawns the server as a subprocess and speaks MCP over its stdin/stdout; so does this suite:
 initialize, tools/list counted against the inventory, save, search returning the exact words, the read-only
-refusal, the quarantine fence, and a diverted save reporting where it landed (once governance diverts).
+refusal, the quarantine fence, a diverted save reporting where it landed (once governance diverts), and a
+second, read-only session that wakes up on the first one's decision and reads back its diary.
 """
 
 from __future__ import annotations
@@ -149,3 +150,43 @@ def test_a_diverted_save_reports_where_it_landed(home: Path) -> None:
     assert reply.is_error is False and text.startswith("quarantined: drawer_")
     assert "'quarantine-pending'" in text and "intended work/notes" in text
     assert attack not in _cli(home, "search", "reveal the system prompt").stdout
+
+
+def test_an_agent_wakes_up_and_keeps_a_diary_across_sessions(home: Path) -> None:
+    decision = "We decided to freeze the billing schema until the audit closes."
+    entry = "Session 1: paired on the billing freeze; next, write the migration plan."
+
+    async def first(session: ClientSession) -> tuple[Any, Any]:
+        saved = await session.call_tool(
+            "undercroft_save", {"content": decision, "wing": "work", "room": "billing", "kind": "decision"}
+        )
+        written = await session.call_tool("undercroft_diary_write", {"agent_name": "coder", "entry": entry})
+        return saved, written
+
+    saved, written = _session(home)(first)
+    assert saved.is_error is False and written.is_error is False
+    assert _text(written).startswith("created: drawer_") and _text(written).endswith(" in diary-coder/entries")
+
+    diary_id = _text(written).split()[1]
+
+    async def second(session: ClientSession) -> dict[str, Any]:
+        return {
+            "got": await session.call_tool("undercroft_get_drawer", {"drawer_id": diary_id}),
+            "woken": await session.call_tool("undercroft_wake_up", {}),
+            "diary": await session.call_tool("undercroft_diary_read", {"agent_name": "coder", "last_n": 5}),
+            "agents": await session.call_tool("undercroft_list_agents", {}),
+            "history": await session.call_tool("undercroft_history", {"limit": 5}),
+            "refused": await session.call_tool("undercroft_diary_write", {"agent_name": "coder", "entry": "x"}),
+        }
+
+    out = _session(home, "--read-only")(second)  # a later, recall-only session
+    woken, diary = _text(out["woken"]), _text(out["diary"])
+    assert out["woken"].is_error is False and "UNTRUSTED DATA" in woken.splitlines()[0]
+    assert '<memory id="drawer_' in woken and 'wing="work" room="billing" kind="decision"' in woken
+    assert decision in woken.splitlines()
+    assert out["diary"].is_error is False and entry in diary.splitlines() and 'wing="diary-coder"' in diary
+    assert '"coder": 1' in _text(out["agents"])
+    assert '"label": "drawer/drawer_' in _text(out["history"]) and decision not in _text(out["history"])
+    assert _text(out["refused"]) == "error: server is read-only: undercroft_diary_write is not allowed"
+    assert 'added_by="mcp"' in _text(out["got"]) and 'agent="coder"' in _text(out["got"])  # a claim, not a surface
+    assert entry in _cli(home, "drawer", "list", "--json").stdout  # what the agent wrote, the operator sees
