@@ -4,6 +4,7 @@ read-only refusal of the writes, and a planted quarantine resident that none of 
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -252,6 +253,14 @@ def test_history_shows_the_agents_labels_newest_first_never_content(mcp: McpDisp
     assert "tango" not in json.dumps(page) and "trust/" not in json.dumps(page)
     one = json.loads(_ok(mcp.call("undercroft_history", {"drawer_id": gone, "limit": 1})))
     assert [r["label"] for r in one["records"]] == [f"delete/{gone}"] and one["next_offset"] == 1
+
+
+def test_a_trail_that_does_not_replay_is_an_integrity_reply(mcp: McpDispatcher, palace: Palace) -> None:
+    _save(mcp, "Clean.", wing="work", room="a")
+    with sqlite3.connect(palace.home / "vaults" / "default" / "vault.db") as db:
+        db.execute("UPDATE audit SET record_id = 'drawer/drawer_' || hex(randomblob(16))")
+    reply = mcp.call("undercroft_history", {})
+    assert reply.is_error and reply.text.startswith("integrity: ") and "does not reproduce" in reply.text
 
 
 def test_history_does_not_reveal_quarantine_residents(mcp: McpDispatcher, store: VaultStore) -> None:
