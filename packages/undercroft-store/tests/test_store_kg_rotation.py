@@ -64,3 +64,24 @@ def test_hooks_reseal_and_retag_every_row(palace: Palace) -> None:
         finally:
             context.connection.execute("ROLLBACK")
         assert store.verify().ok
+
+
+def test_a_real_rotation_keeps_every_surface_readable_and_verified(palace: Palace) -> None:
+    from undercroft_store.kg.receipts import ReceiptReport, fact_receipts
+    from undercroft_store.rotation import rotate_vault
+    from undercroft_store.supersession import supersessions
+    from undercroft_store.tunnels import list_tunnels
+
+    with palace.open_vault("default", HashEmbedder()) as store:
+        [saved] = store.remember("Max joined Acme in 2020.", wing="people", room="max", added_by="t")
+        fact = KnowledgeGraph(store).add("Max", "works at", "Acme", source_drawer=saved.id, source_span=(0, 15))
+        create_tunnel(store, "people", "work", "employment")
+        supersede_drawer(store, saved.id, "Max joined Acme in 2021.", added_by="t")
+    rotate_vault(palace, "default", HashEmbedder())
+    with palace.open_vault("default", HashEmbedder()) as store:
+        assert store.verify().ok
+        assert KnowledgeGraph(store).get(fact.id).object == "Acme"
+        assert [t.label for t in list_tunnels(store)] == ["employment"]
+        assert [s.verdict for s in supersessions(store)] == ["verified"]
+        report = fact_receipts(store)
+        assert isinstance(report, ReceiptReport) and report.counts["verified"] == 1
