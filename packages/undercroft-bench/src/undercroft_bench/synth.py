@@ -38,6 +38,9 @@ __all__ = [
     "ScaleReport",
     "ScaleSettings",
     "ScopeFigures",
+    "measure_offsets",
+    "measure_scopes",
+    "paging_query",
     "parse_checkpoints",
     "run_scale",
 ]
