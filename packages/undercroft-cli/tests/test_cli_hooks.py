@@ -38,3 +38,11 @@ def test_vault_and_paths_are_quoted_for_the_shell(capsys: pytest.CaptureFixture[
 def test_unknown_agent_tool_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     assert run_cli(cli, ["hooks", "cursor"]) == 1
     assert "No such command 'cursor'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("option", "value"), [("--wing", "a/b"), ("--vault", "../up")])
+def test_a_fragment_that_could_never_run_is_refused(
+    capsys: pytest.CaptureFixture[str], option: str, value: str
+) -> None:
+    assert run_cli(cli, ["hooks", "claude-code", option, value]) == 1
+    assert "contains a path separator" in capsys.readouterr().err

@@ -75,6 +75,8 @@ def test_mine_into_wing_room_and_dry_run(home: Path, tmp_path: Path, capsys: pyt
     root = _docs(tmp_path)
     code, out, _ = _run(capsys, "mine", str(root), "--dry-run")
     assert code == 0 and "dry run: nothing written" in out and _drawers(capsys) == []
+    code, out, _ = _run(capsys, "mine", str(root), "--exclude", "decisions.md", "--dry-run")
+    assert code == 0 and "skipped: decisions.md: excluded" in out and "mine: 0 file(s)" in out
     assert _run(capsys, "mine", str(root), "--wing", "backend", "--room", "decisions")[0] == 0
     [drawer] = _drawers(capsys)
     assert (drawer["wing"], drawer["room"]) == ("backend", "decisions")

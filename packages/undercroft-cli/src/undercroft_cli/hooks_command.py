@@ -45,6 +45,13 @@ def claude_code(vault: str, wing: str, projects: str, program: str) -> int:
     Merge it into ~/.claude/settings.json (or a project's .claude/settings.json). Each message becomes one
     verbatim drawer; re-sweeps are no-ops for messages already filed.
     """
+    from undercroft_core import validate_name
+
+    try:  # a fragment that would fail at every Stop event must fail here instead
+        validate_name(wing, what="wing")
+        validate_name(vault, what="vault")
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
     settings = claude_code_settings(program=program, projects=projects, wing=wing, vault=vault)
     click.echo(json.dumps(settings, indent=2))
     return EXIT_OK
