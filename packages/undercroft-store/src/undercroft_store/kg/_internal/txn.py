@@ -1,60 +1,7 @@
-"""One audited write transaction for the surfaces' tables, through the store's own audit append.
-
-Rows and their audit records commit together with the advanced chain head (the foundation's `_advance`)
-and the manifest anchor is written after the commit (its `_commit_and_anchor`), exactly as a drawer write.
-"""
+"""The surfaces' audited transaction: the store's one shared helper (`undercroft_store._internal.transaction`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-from undercroft_vault import AuditRow, BlindIndex
-
-from undercroft_store._internal.context import VaultContext
-from undercroft_store.errors import ReadOnlyStore, StoreClosed
-from undercroft_store.writes import _advance, _commit_and_anchor
+from undercroft_store._internal.transaction import audited, check_writable, open_blind, readable
 
 __all__ = ["audited", "check_writable", "open_blind", "readable"]
-
-
-def readable(context: VaultContext) -> VaultContext:
-    """Refuse a closed handle."""
-    if context.closed:
-        raise StoreClosed(f"vault {context.vault_id!r} is closed")
-    return context
-
-
-def check_writable(context: VaultContext) -> None:
-    """Refuse a closed or read-only handle before any work is done."""
-    readable(context)
-    if context.read_only:
-        raise ReadOnlyStore(f"vault {context.vault_id!r} is open read-only: writes are refused")
-
-
-@contextmanager
-def audited(context: VaultContext) -> Iterator[list[AuditRow]]:
-    """``BEGIN IMMEDIATE``; the body appends `AuditRow`s; they are chained and committed with the rows."""
-    check_writable(context)
-    connection = context.connection
-    records: list[AuditRow] = []
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        yield records
-        head, height = _advance(context, records)
-        _commit_and_anchor(context, head, height, len(records))
-    except BaseException:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        raise
-
-
-@contextmanager
-def open_blind(context: VaultContext) -> Iterator[BlindIndex]:
-    """The vault's blind index, opened from its sealed secret and wiped on exit."""
-    row = context.connection.execute("SELECT value FROM meta WHERE key = 'blind_secret'").fetchone()
-    blind = BlindIndex.open_sealed(context.sealer, bytes(row[0]))
-    try:
-        yield blind
-    finally:
-        blind.wipe()
