@@ -12,7 +12,7 @@ from undercroft_bench.chunking import (
     protocol_chunks,
     render_turn,
 )
-from undercroft_bench.errors import ArmUnavailable, InvalidSetting
+from undercroft_bench.errors import InvalidSetting
 
 
 def test_render_turn_keeps_text_verbatim() -> None:
@@ -72,7 +72,5 @@ def test_protocol_chunks_carry_session_and_turns_and_never_mix_sessions() -> Non
 def test_chunking_registry() -> None:
     session = [Session("1", (Turn("A", "hi", "D1:1"),))]
     assert chunk_sessions("protocol", session) == protocol_chunks(session)
-    with pytest.raises(ArmUnavailable, match="chunking 'ours' needs undercroft_core's chunker"):
-        chunk_sessions("ours", session)
-    with pytest.raises(InvalidSetting, match="unknown chunking 'fixed'; known: ours, protocol"):
+    with pytest.raises(InvalidSetting, match="unknown chunking 'fixed'; known: ours, ours-overlap, protocol"):
         chunk_sessions("fixed", session)

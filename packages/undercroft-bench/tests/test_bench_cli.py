@@ -61,7 +61,6 @@ def test_locomo_on_inline_data_prints_and_writes_json(tmp_path, capsys) -> None:
     [
         (["-k", "0"], "-k must be at least 1, got 0"),
         (["--pool", "3"], r"--pool must be at least -k \(10\), got 3"),
-        (["--chunking", "ours"], "chunking 'ours' needs undercroft_core's chunker"),
     ],
 )
 def test_locomo_run_failures_exit_1(tmp_path, capsys, extra, message) -> None:

@@ -5,30 +5,49 @@ each session's turns become one line each (a turn whose text holds a newline sta
 are packed greedily, in order, into chunks of at most 800 characters on line boundaries. A single line longer
 than the limit becomes a chunk of its own rather than being cut. Each chunk carries its session and the turn
 ids it holds, so session recall and turn recall can both be scored from a ranking of chunk ids.
+
+Two more arms (issues 4 and 11) cut the same rendering with undercroft_core's own chunker instead: each
+session's lines joined by newlines into one text (exactly the text one protocol chunk would hold if the whole
+session fitted), `undercroft_core.chunk(text, target=800)` applied, and each chunk mapped back by offsets to
+its session and every turn whose line it overlaps. `ours-overlap` is a bench-only experiment: the same chunks,
+each start (after the first) moved back over at most 100 characters of the previous chunk to a word start,
+MemPalace's 100-character overlap made without ever cutting a word. Every chunk stays an exact substring.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
-from undercroft_bench.errors import ArmUnavailable, InvalidSetting
+from undercroft_core import MIN_CHUNK_CHARS
+from undercroft_core import chunk as core_chunk
+
+from undercroft_bench.errors import InvalidSetting
 
 __all__ = [
     "CHUNKERS",
     "CHUNK_LIMIT",
+    "OVERLAP_CHARS",
     "Chunk",
     "Chunker",
+    "RenderedSession",
     "Session",
     "Turn",
     "chunk_sessions",
+    "ours_chunks",
+    "ours_overlap_chunks",
+    "ours_spans",
     "pack_lines",
     "protocol_chunks",
+    "render_session",
     "render_turn",
 ]
 
 #: The protocol's chunk size limit, in characters (code points).
 CHUNK_LIMIT = 800
+#: The `ours-overlap` arm's overlap between consecutive chunks, in characters (MemPalace's setting).
+OVERLAP_CHARS = 100
 
 
 @dataclass(frozen=True)
@@ -108,20 +127,94 @@ def protocol_chunks(sessions: Sequence[Session], limit: int = CHUNK_LIMIT) -> li
     return chunks
 
 
-def _ours_chunks(sessions: Sequence[Session]) -> list[Chunk]:
-    """The second arm's seam: chunking by undercroft_core's own chunker, wired once core ships it."""
-    raise ArmUnavailable(
-        "chunking 'ours' needs undercroft_core's chunker, which is not built yet; use --chunking protocol"
-    )
+@dataclass(frozen=True)
+class RenderedSession:
+    """A session as one text: its turns' protocol lines joined by newlines, and each line's `[start, end)` span."""
+
+    text: str
+    turn_spans: tuple[tuple[int, int], ...]
+
+
+def render_session(session: Session) -> RenderedSession:
+    """Render every turn as the protocol does and join the lines with newlines, keeping each line's offsets."""
+    lines = [render_turn(turn) for turn in session.turns]
+    spans: list[tuple[int, int]] = []
+    position = 0
+    for line in lines:
+        spans.append((position, position + len(line)))
+        position += len(line) + 1  # the joining newline belongs to no turn
+    return RenderedSession(text="\n".join(lines), turn_spans=tuple(spans))
+
+
+def _word_start_from(text: str, floor: int, start: int) -> int:
+    """The first word start (a non-space after a space, or the text's start) in `[floor, start)`, else `start`."""
+    for position in range(floor, start):
+        if not text[position].isspace() and (position == 0 or text[position - 1].isspace()):
+            return position
+    return start
+
+
+def ours_spans(text: str, *, limit: int = CHUNK_LIMIT, overlap: int = 0) -> list[tuple[int, int]]:
+    """The `[start, end)` spans core's chunker cuts `text` into, each start after the first moved back.
+
+    With `overlap` 0 these are `undercroft_core.chunk`'s spans unchanged. Otherwise a chunk's start moves back
+    to the first word start at or after `overlap` characters before the previous chunk's end (never before the
+    previous chunk's start), so consecutive chunks share at most `overlap` characters, beginning on a word.
+    """
+    if limit < MIN_CHUNK_CHARS:
+        raise InvalidSetting(f"chunk limit for core's chunker must be at least {MIN_CHUNK_CHARS}, got {limit}")
+    if overlap < 0:
+        raise InvalidSetting(f"chunk overlap must be at least 0 characters, got {overlap}")
+    cut = [(piece.start, piece.end) for piece in core_chunk(text, target=limit)]
+    spans = cut[:1]
+    for (previous_start, previous_end), (start, end) in pairwise(cut):
+        floor = max(previous_start, previous_end - overlap)
+        spans.append((_word_start_from(text, floor, start), end))
+    return spans
+
+
+def _core_chunks(sessions: Sequence[Session], limit: int, overlap: int) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    for session in sessions:
+        rendered = render_session(session)
+        for start, end in ours_spans(rendered.text, limit=limit, overlap=overlap):
+            # A turn belongs to every chunk whose span overlaps its line, even by one character.
+            held = (
+                turn.turn_id
+                for turn, (turn_start, turn_end) in zip(session.turns, rendered.turn_spans, strict=True)
+                if turn_start < end and turn_end > start and turn.turn_id
+            )
+            chunks.append(
+                Chunk(
+                    chunk_id=f"c{len(chunks)}",
+                    text=rendered.text[start:end],
+                    session_id=session.session_id,
+                    turn_ids=tuple(held),
+                )
+            )
+    return chunks
+
+
+def ours_chunks(sessions: Sequence[Session], limit: int = CHUNK_LIMIT) -> list[Chunk]:
+    """Chunk each rendered session with `undercroft_core.chunk` (no overlap), never across sessions."""
+    return _core_chunks(sessions, limit, 0)
+
+
+def ours_overlap_chunks(
+    sessions: Sequence[Session], limit: int = CHUNK_LIMIT, overlap: int = OVERLAP_CHARS
+) -> list[Chunk]:
+    """As `ours_chunks`, each chunk after a session's first also repeating up to `overlap` characters before it."""
+    return _core_chunks(sessions, limit, overlap)
 
 
 # ---- CHUNKING REGISTRATION POINT ----------------------------------------------------------------------------
-# "ours" (the issue's second arm: sessions rendered the same way, then cut by undercroft_core's chunker) is
-# replaced here once core's chunker exists. Every chunker must keep chunk ids unique within a conversation and
-# carry each chunk's session and turn ids.
+# Every chunker must keep chunk ids unique within a conversation and carry each chunk's session and turn ids.
+# "ours" is the issue's second arm (the same rendering cut by undercroft_core's chunker); "ours-overlap" is the
+# bench-only overlap experiment of issue 4 (core's chunker has no overlap unless LoCoMo shows it pays).
 CHUNKERS: dict[str, Chunker] = {
     "protocol": protocol_chunks,
-    "ours": _ours_chunks,
+    "ours": ours_chunks,
+    "ours-overlap": ours_overlap_chunks,
 }
 
 
