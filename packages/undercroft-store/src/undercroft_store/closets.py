@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Final
 from undercroft_core.drawer import Drawer
 from undercroft_core.vocabulary import QUARANTINE_WING
 
+from undercroft_store._internal.read_door import audited_read
 from undercroft_store.kg._internal.entities import entity_counts
 from undercroft_store.kg.errors import InvalidSurfaceInput
 
@@ -73,6 +74,7 @@ def closet_lines(drawers: list[Drawer]) -> list[str]:
     return [f"{topic}|{entities}|{date}|→{ids}" for topic in topics]
 
 
+@audited_read("closet", subject=lambda a: str(a["wing"] or ""), scope=lambda a: {"wing": a["wing"]})
 def build_closets(store: VaultStore, *, wing: str | None = None, max_chars: int = CLOSET_CHARS) -> list[Closet]:
     """Every closet of the vault (or of `wing`), grouped by wing and room, oldest drawers first."""
     if wing == QUARANTINE_WING:

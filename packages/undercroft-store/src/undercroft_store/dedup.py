@@ -23,6 +23,7 @@ from undercroft_core.normalisation import normalise
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_vault import fingerprint
 
+from undercroft_store._internal.read_door import InternalRead, silent
 from undercroft_store.kg._internal.txn import check_writable, readable
 from undercroft_store.kg.errors import InvalidSurfaceInput
 from undercroft_store.screening import Screen
@@ -117,8 +118,9 @@ def dedup(store: VaultStore, *, apply: bool = False, wing: str | None = None) ->
     check_writable(context)
     removed = 0
     for group in groups:
-        survivor = store.get(group.keep)
-        copies = store.hydrate(group.duplicates)
+        with silent(store, InternalRead.WRITE_DECISION):
+            survivor = store.get(group.keep)
+            copies = store.hydrate(group.duplicates)
         seen = {(o.filed_at, o.content_date) for o in _dates(survivor)}
         extra = [o for copy in copies for o in _dates(copy) if (o.filed_at, o.content_date) not in seen]
         merged = replace(survivor, occurrences=(*survivor.occurrences, *_unique(extra)), updated_at=context.now())
@@ -210,7 +212,8 @@ def save_with_dedup(
     if nearest is None or score < limit:
         results = store.remember(text, wing=wing, room=room, added_by=added_by, kind=kind)
         return SaveOutcome(False, results[0].id, score if nearest is not None else None, tuple(results))
-    old = store.get(nearest)
+    with silent(store, InternalRead.WRITE_DECISION):
+        old = store.get(nearest)
     now = context.now()
     occurrences = _unique([*old.occurrences, Occurrence(old.filed_at, old.content_date)])
     refreshed = replace(

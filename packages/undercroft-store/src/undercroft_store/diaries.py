@@ -15,6 +15,7 @@ from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id
 from undercroft_core.names import validate_name
 from undercroft_core.normalisation import normalise
 
+from undercroft_store._internal.read_door import audited_read
 from undercroft_store.kg._internal.txn import check_writable, readable
 from undercroft_store.kg.errors import InvalidSurfaceInput
 from undercroft_store.screening import Screen
@@ -71,6 +72,7 @@ def write_diary(store: VaultStore, agent: str, text: str, *, topic: str | None =
     return store.write([DrawerWrite(d) for d in drawers], screening=Screen())
 
 
+@audited_read("diary", subject=lambda a: str(a["agent"]), scope=lambda a: {"topic": a["topic"], "last": a["last"]})
 def read_diary(store: VaultStore, agent: str, *, last: int = 10, topic: str | None = None) -> list[Drawer]:
     """`agent`'s newest `last` entries (verified), optionally one topic only."""
     if isinstance(last, bool) or not isinstance(last, int) or last < 1:

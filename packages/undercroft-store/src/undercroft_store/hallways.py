@@ -15,6 +15,7 @@ from undercroft_core.errors import InvalidInput
 from undercroft_core.names import validate_name
 from undercroft_core.vocabulary import QUARANTINE_WING
 
+from undercroft_store._internal.read_door import audited_read
 from undercroft_store.kg._internal.entities import entity_counts
 from undercroft_store.kg.errors import InvalidSurfaceInput
 
@@ -34,6 +35,7 @@ class Hallway:
     drawers: tuple[str, ...]
 
 
+@audited_read("hallways", subject=lambda a: str(a["wing"]), scope=lambda a: {"wing": a["wing"]})
 def hallways(store: VaultStore, wing: str, *, min_count: int = 1, limit: int = 50) -> list[Hallway]:
     """The wing's entity pairs by co-occurrence, most shared first (the quarantine wing is refused)."""
     try:

@@ -1,11 +1,14 @@
 """Read and egress auditing, the anchor window closer, and the audit ceiling report.
 
-* `record_read(target, op, *, subject, scope, count)` — under ``UNDERCROFT_READ_AUDIT=chain`` appends ONE
-  ``read/<op>`` record per content-returning read: its tag is keyed over a canonical document holding a
-  keyed fingerprint of the subject (a query, an id — never its text), the declared scope and the count.
-  Read records do NOT advance the manifest anchor (a per-read fsync of the manifest is the cost the spec
-  declines); `anchor` closes that window. A read-only handle cannot append: it serves unaudited (the
-  open-time warning is the caller's, as the replica precedent says).
+* The store's public content-returning readers carry `audited_read` (``_internal/read_door.py``): under
+  ``UNDERCROFT_READ_AUDIT=chain`` each outermost read appends ONE ``read/<op>`` record whose tag is keyed
+  over a canonical document holding a keyed fingerprint of the subject (a query, an id — never its text),
+  the declared scope and the count. The engine's own reads are silent through `silent(handle,
+  InternalRead.…)`. Read records do NOT advance the manifest anchor (a per-read fsync of the manifest is
+  the cost the spec declines); `anchor` closes that window. A read-only handle cannot append: it warns at
+  open and serves unaudited (the replica precedent).
+* `record_read(target, op, *, subject, scope, count)` — the same record, appended by hand (a surface
+  door the store does not own).
 * `record_egress(target, kind, *, surface, recipient, counts, manifest_digest)` — unconditional, no
   variable: one ``egress/<kind>`` record per export (or other custody-leaving path), anchored.
 * `anchor(target) -> int` — write the manifest anchor at the committed head; returns the height.
@@ -21,47 +24,41 @@ from dataclasses import dataclass
 
 from undercroft_config import settings
 from undercroft_core.errors import InvalidInput
-from undercroft_vault import AuditRow, compute_tag, fingerprint
+from undercroft_vault import AuditRow, compute_tag
 
 from undercroft_store._internal.chain_append import anchor_now, append_in_transaction, committed_head
 from undercroft_store._internal.context import VaultContext
+from undercroft_store._internal.read_door import (
+    READ_OPS,
+    READ_PREFIX,
+    READERS,
+    InternalRead,
+    append_read,
+    audited_read,
+    silent,
+)
 from undercroft_store.errors import Error, ReadOnlyStore
 from undercroft_store.forgetting import _context_of
 from undercroft_store.store import VaultStore
 
 __all__ = [
     "EGRESS_PREFIX",
+    "READERS",
     "READ_OPS",
     "READ_PREFIX",
     "CeilingReport",
+    "InternalRead",
     "InvalidAuditRecord",
     "anchor",
+    "audited_read",
     "ceiling_report",
     "read_audit_enabled",
     "record_egress",
     "record_read",
+    "silent",
 ]
 
-READ_PREFIX = "read/"
 EGRESS_PREFIX = "egress/"
-#: The closed vocabulary of audited read doors (drawer funnel and graph funnel).
-READ_OPS = frozenset(
-    {
-        "search",
-        "get",
-        "recent",
-        "list",
-        "diary",
-        "tunnel",
-        "closet",
-        "hallways",
-        "admission-queue",
-        "kg-query",
-        "kg-timeline",
-        "kg-entities",
-        "kg-canonical",
-    }
-)
 _EGRESS_KINDS = frozenset({"export", "index-push", "refine", "embed/repair", "advise/dedup"})
 
 
@@ -131,15 +128,7 @@ def record_read(
         raise InvalidAuditRecord(f"read count must be a non-negative integer, got {count!r}")
     if not read_audit_enabled(env) or context.read_only:
         return False
-    at = context.now()
-    document = {
-        "op": op,
-        "subject": fingerprint(context.keys, subject.encode("utf-8")).hex(),  # keyed: confirms nothing offline
-        "scope": {key: value for key, value in sorted((scope or {}).items()) if value is not None},
-        "count": count,
-    }
-    label = READ_PREFIX + op
-    _append(context, AuditRow(label, compute_tag(context.keys, label, _canonical(document), b""), at), anchored=False)
+    append_read(context, op, subject, scope, count)
     return True
 
 

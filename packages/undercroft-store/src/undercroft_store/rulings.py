@@ -25,6 +25,7 @@ from undercroft_store._internal.context import VaultContext
 from undercroft_store._internal.governance import audited, check_writable, context_of, open_blind
 from undercroft_store._internal.governance_tables import QUEUE_TABLE
 from undercroft_store._internal.opening import read_audit_rows
+from undercroft_store._internal.read_door import audited_read
 from undercroft_store._internal.reading import SELECT_BY_ID, verified_drawer
 from undercroft_store._internal.vectors import unpack_row
 from undercroft_store.errors import DrawerNotFound, EmbeddingRefused, Error
@@ -108,6 +109,7 @@ def _queue(context: VaultContext) -> list[QueueEntry]:
     return read_queue(context, read_audit_rows(context.connection))
 
 
+@audited_read("admission-queue", subject=lambda a: "")
 def list_admissions(store: object) -> list[AdmissionItem]:
     """Every verified queue entry, oldest first, with its destination's state now."""
     context = context_of(store)

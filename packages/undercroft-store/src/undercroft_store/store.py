@@ -23,6 +23,7 @@ from undercroft_vault import Domain, IntegrityFailure
 from undercroft_store._internal.context import VaultContext
 from undercroft_store._internal.hydration import hydrate_many as _hydrate_many
 from undercroft_store._internal.opening import wipe_quietly
+from undercroft_store._internal.read_door import audited_read, open_door
 from undercroft_store._internal.reading import (
     DRAWER_COLUMNS,
     SELECT_BY_ID,
@@ -54,8 +55,13 @@ class VaultStore:
     """One opened vault. Not thread-safe: one handle per thread (SQLite connections are per handle)."""
 
     def __init__(self, context: VaultContext) -> None:
-        """Wrap an opened, reconciled context (use `Palace.open_vault`, not this)."""
+        """Wrap an opened, reconciled context (use `Palace.open_vault`, not this).
+
+        ``UNDERCROFT_READ_AUDIT`` is resolved here, once per handle: garbage refuses to open, and a read-only
+        handle warns that it serves unaudited.
+        """
         self._context = context
+        open_door(context)
 
     # --- posture -------------------------------------------------------------------------------------
     @property
@@ -181,7 +187,8 @@ class VaultStore:
         """Delete one drawer (tombstone + audit record); `DrawerNotFound` when it does not exist."""
         delete_drawers(self._live(), [drawer_id])
 
-    # --- verified reads -------------------------------------------------------------------------------
+    # --- verified reads (each public one audited: one ``read/<op>`` record per outermost read) ---------
+    @audited_read("get", subject=lambda a: str(a["drawer_id"]), scope=lambda a: {"wing": a["wing"]})
     def get(self, drawer_id: str, *, wing: str | None = None) -> Drawer:
         """The verified drawer ``drawer_id``; `DrawerNotFound`, or `RecordTampered` on an HMAC failure.
 
@@ -217,6 +224,11 @@ class VaultStore:
         rows = self._live().connection.execute(sql, params).fetchall()
         return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
 
+    @audited_read(
+        "list",
+        subject=lambda a: "",
+        scope=lambda a: {k: a[k] for k in ("wing", "room", "kind", "limit", "include_quarantine")},
+    )
     def list_drawers(
         self,
         *,
@@ -243,6 +255,7 @@ class VaultStore:
         """Live drawers, the quarantine wing included."""
         return int(self._live().connection.execute("SELECT count(*) FROM drawers").fetchone()[0])
 
+    @audited_read("get", subject=lambda a: "hydrate")
     def hydrate(self, keys: Iterable[int | str]) -> list[Drawer]:
         """Verified drawers for ``seq`` numbers or ids, in the order given; keys no longer present are skipped."""
         context = self._live()
@@ -258,6 +271,7 @@ class VaultStore:
                 result.append(verified_drawer(context, row[0], bytes(row[1]), bytes(row[2]), bytes(row[3])))
         return result
 
+    @audited_read("get", subject=lambda a: "hydrate")
     def hydrate_many(self, seqs: Iterable[int]) -> dict[int, Drawer]:
         """Verified drawers by ``seq`` in the order given, read in batches (seqs no longer present are skipped).
 

@@ -18,6 +18,7 @@ from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id
 from undercroft_vault import AuditRow, compute_tag, constant_time_equal
 
 from undercroft_store._internal.context import VaultContext
+from undercroft_store._internal.read_door import InternalRead, audited_read, silent
 from undercroft_store.errors import DrawerNotFound, RecordTampered
 from undercroft_store.kg._internal.txn import audited, open_blind, readable
 from undercroft_store.kg.errors import InvalidSurfaceInput
@@ -57,7 +58,8 @@ def _receipt(context: VaultContext, drawer_id: str, content: str) -> str:
 
 def supersede_drawer(store: VaultStore, old_id: str, text: str, *, added_by: str) -> Supersession:
     """File `text` as a new drawer in the old one's wing and room that supersedes it, and record the link."""
-    old = store.get(old_id)
+    with silent(store, InternalRead.WRITE_DECISION):
+        old = store.get(old_id)
     if not isinstance(text, str) or not text.strip():
         raise InvalidSurfaceInput("the superseding text must not be empty")
     context = store._context
@@ -104,7 +106,8 @@ def supersessions(store: VaultStore) -> list[Supersession]:
             verdict = "tampered"
         else:
             try:
-                old = store.get(superseded_id)
+                with silent(store, InternalRead.VERIFICATION):
+                    old = store.get(superseded_id)
             except DrawerNotFound:
                 verdict = "superseded_gone"
             except RecordTampered:
@@ -116,6 +119,7 @@ def supersessions(store: VaultStore) -> list[Supersession]:
     return found
 
 
+@audited_read("list", subject=lambda a: str(a["until"]), scope=lambda a: {"wing": a["wing"], "room": a["room"]})
 def live_at(store: VaultStore, until: str, *, wing: str | None = None, room: str | None = None) -> list[Drawer]:
     """Drawers filed by `until` and not yet superseded then (a superseded drawer still present counts live
     before its supersession time), newest first."""

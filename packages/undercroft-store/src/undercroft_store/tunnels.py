@@ -21,6 +21,7 @@ from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_vault import AuditRow, Domain, IntegrityFailure, compute_tag, constant_time_equal
 
 from undercroft_store._internal.context import VaultContext
+from undercroft_store._internal.read_door import audited_read
 from undercroft_store.kg._internal.txn import audited, open_blind, readable
 from undercroft_store.kg.errors import FactTampered, InvalidSurfaceInput, SurfaceNotFound
 
@@ -154,6 +155,7 @@ def _get(context: VaultContext, tunnel_id: str) -> tuple[Tunnel, bytes]:
     return _verified(context, row), bytes(row[3])
 
 
+@audited_read("tunnel", subject=lambda a: str(a["tunnel_id"]), scope=lambda a: {"from_wing": a["from_wing"]})
 def follow_tunnel(store: VaultStore, tunnel_id: str, *, from_wing: str | None = None, limit: int = 20) -> list[Drawer]:
     """The far end's drawers, newest first (the far end is ``to`` unless `from_wing` names that end)."""
     tunnel, _ = _get(readable(store._context), tunnel_id)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Final
 
 from undercroft_core.drawer import Drawer
 
+from undercroft_store._internal.read_door import audited_read
 from undercroft_store.kg.errors import InvalidSurfaceInput
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ class WakeUp:
         return "\n".join(lines)
 
 
+@audited_read("recent", subject=lambda a: str(a["identity"] or ""), scope=lambda a: {"wing": a["wing"]})
 def wake_up(
     store: VaultStore,
     *,

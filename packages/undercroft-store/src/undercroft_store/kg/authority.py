@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from undercroft_store._internal.read_door import audited_read
 from undercroft_store.kg._internal.rows import FACT_SELECT, load_fact, update_fact, verified_fact
 from undercroft_store.kg._internal.txn import audited, open_blind, readable
 from undercroft_store.kg.errors import InvalidFact
@@ -87,6 +88,7 @@ def _holder(store: VaultStore, blind_key: str) -> Fact | None:
     return None if row is None else verified_fact(context, row)
 
 
+@audited_read("kg-canonical", subject=lambda a: str(a["key"]))
 def canonical(store: VaultStore, key: str) -> Fact | None:
     """The one active approved fact holding `key` (an indexed equality on its blind value), or None."""
     context = readable(store._context)

@@ -17,6 +17,7 @@ from undercroft_core.ids import validate_drawer_id
 from undercroft_vault import BlindIndex
 
 from undercroft_store._internal.context import VaultContext
+from undercroft_store._internal.read_door import audited_read
 from undercroft_store._internal.reading import SELECT_BY_ID, verified_drawer
 from undercroft_store.kg._internal.rows import (
     FACT_SELECT,
@@ -200,10 +201,16 @@ class KnowledgeGraph:
         return closed, successor
 
     # --- reads ----------------------------------------------------------------------------------------
+    @audited_read("kg-query", subject=lambda a: str(a["fact_id"]))
     def get(self, fact_id: str) -> Fact:
         """The verified fact `fact_id` (`FactNotFound`, `FactTampered`)."""
         return load_fact(readable(self._context), fact_id)
 
+    @audited_read(
+        "kg-query",
+        subject=lambda a: str(a["entity"]),
+        scope=lambda a: {k: a[k] for k in ("direction", "as_of", "grounding")},
+    )
     def query(
         self, entity: str, *, direction: Direction = "both", as_of: str | None = None, grounding: str | None = None
     ) -> list[Fact]:
@@ -219,6 +226,9 @@ class KnowledgeGraph:
                 facts.setdefault(fact.id, fact)
         return sorted(facts.values(), key=_order)
 
+    @audited_read(
+        "kg-query", subject=lambda a: str(a["predicate"]), scope=lambda a: {k: a[k] for k in ("as_of", "grounding")}
+    )
     def rel(self, predicate: str, *, as_of: str | None = None, grounding: str | None = None) -> list[Fact]:
         """Facts with `predicate` (case folded), optionally only those true at `as_of`."""
         word = check_term(predicate, "predicate")
@@ -226,12 +236,14 @@ class KnowledgeGraph:
             key = predicate_key(blind, word)
         return sorted(self._select("predicate = ?", (key,), as_of, grounding), key=_order)
 
+    @audited_read("kg-timeline", subject=lambda a: str(a["entity"] or ""))
     def timeline(self, entity: str | None = None) -> list[Fact]:
         """Every fact (about `entity` when given), closed ones included, in validity order."""
         if entity is not None:
             return self.query(entity)
         return sorted(self._select("1 = 1", (), None, None), key=_order)
 
+    @audited_read("kg-entities", subject=lambda a: "", scope=lambda a: {"limit": a["limit"], "offset": a["offset"]})
     def entities(self, *, limit: int = 100, offset: int = 0) -> list[KgEntity]:
         """Entities in first-named order, paged; names are opened and verified."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:

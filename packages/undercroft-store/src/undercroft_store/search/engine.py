@@ -19,6 +19,7 @@ from undercroft_core.errors import InvalidInput
 from undercroft_core.language import WhenWindow, drawer_anchor, parse_when, scan_time_mentions
 from undercroft_obs import names
 
+from undercroft_store._internal.read_door import InternalRead, audited_read, silent
 from undercroft_store.search._internal.entities import read_entities
 from undercroft_store.search._internal.scope_memo import ScopeMemo
 from undercroft_store.search.candidates import EmbeddingCache, FullScanTier, plan_pool
@@ -155,11 +156,12 @@ class Searcher:
     def warm(self) -> int:
         """Fill both caches for the whole vault now (a server's first search then pays nothing); returns the
         drawers read. Every drawer is HMAC-verified and decrypted on the way in."""
-        self.cache.load(self._store)
-        seqs = self._store.scope_seqs(include_quarantine=True).tolist()
-        before = self.lexicon.filled
-        self.lexicon.entries(self._store, seqs)
-        return self.lexicon.filled - before
+        with silent(self._store, InternalRead.INDEX_MAINTENANCE):
+            self.cache.load(self._store)
+            seqs = self._store.scope_seqs(include_quarantine=True).tolist()
+            before = self.lexicon.filled
+            self.lexicon.entries(self._store, seqs)
+            return self.lexicon.filled - before
 
     def _verified(self, read: Mapping[int, Drawer], seqs: list[int]) -> dict[int, Drawer]:
         """Verified drawers for ``seqs``: those this search has just read, the rest read now (absent skipped)."""
@@ -167,6 +169,11 @@ class Searcher:
         fresh = self._store.hydrate_many(missing) if missing else {}
         return {seq: read[seq] if seq in read else fresh[seq] for seq in seqs if seq in read or seq in fresh}
 
+    @audited_read(
+        "search",
+        subject=lambda a: str(a["request"].query),
+        scope=lambda a: {k: getattr(a["request"], k) for k in ("wing", "room", "kind", "min_trust", "offset", "limit")},
+    )
     def search(self, request: SearchRequest) -> SearchResult:
         """Run one search; integrity failures of any candidate raise the store's `RecordTampered`.
 
