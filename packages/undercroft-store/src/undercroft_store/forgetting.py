@@ -54,8 +54,8 @@ from undercroft_store._internal.forget_receipt import (
     parse_receipt,
 )
 from undercroft_store._internal.reading import SELECT_BY_ID, verified_drawer
-from undercroft_store._internal.replay_guard import replayed_rows
 from undercroft_store.errors import DrawerNotFound, InvalidDrawer, ReadOnlyStore, StoreClosed
+from undercroft_store.label_guard import label_guard
 from undercroft_store.store import VaultStore
 from undercroft_store.writes import delete_drawers
 
@@ -201,7 +201,7 @@ def forget(
     if context.read_only:
         raise ReadOnlyStore(f"vault {context.vault_id!r} is open read-only: forget is refused")
     wanted, why = _check_ids(ids), _check_reason(reason)
-    replayed_rows(context)  # decide nothing on a chain that does not replay
+    label_guard(context)  # decide nothing on a chain that does not replay (the one label door)
     forgotten = []
     for drawer_id in wanted:
         row = context.connection.execute(SELECT_BY_ID, (drawer_id,)).fetchone()
@@ -212,7 +212,7 @@ def forget(
             raise InvalidDrawer(f"drawer {drawer_id} is in {QUARANTINE_WING!r}: rule on it with admission deny")
         forgotten.append(ForgottenDrawer(drawer_id, hashlib.sha256(drawer.content.encode("utf-8")).hexdigest()))
     delete_drawers(context, wanted, allow_quarantine=admission_ruling)
-    rows = replayed_rows(context)
+    rows = label_guard(context).replayed_rows()
     start = _interval(rows, wanted)
     end = start + len(wanted)
     heads = _heads_at(context, rows, start, end)
@@ -349,7 +349,7 @@ def verify_forgetting(
     connection = context.connection
     connection.execute("BEGIN")  # one snapshot for every check
     try:
-        rows = replayed_rows(context)
+        rows = label_guard(context).replayed_rows()
         _structural(context, body, height, rows, findings)
         generation = context.manifest.generation
         status: ForgettingStatus = "verified"

@@ -24,7 +24,6 @@ from undercroft_vault import AuditRow, SigningIdentity, compute_tag, constant_ti
 
 from undercroft_store._internal.chain_append import anchor_now, append_in_transaction
 from undercroft_store._internal.context import VaultContext
-from undercroft_store._internal.replay_guard import replayed_rows
 from undercroft_store._internal.retention_table import (
     CLEAR_PREFIX,
     LABEL_PREFIX,
@@ -35,6 +34,7 @@ from undercroft_store._internal.retention_table import (
 )
 from undercroft_store.errors import Error, ReadOnlyStore
 from undercroft_store.forgetting import ForgetReceipt, _context_of, forget
+from undercroft_store.label_guard import label_guard
 from undercroft_store.store import VaultStore
 
 __all__ = [
@@ -182,7 +182,7 @@ def _writable(target: VaultStore | VaultContext) -> VaultContext:
     context = _context_of(target)
     if context.read_only:
         raise ReadOnlyStore(f"vault {context.vault_id!r} is open read-only: retention changes are refused")
-    replayed_rows(context)  # decide nothing on a chain that does not replay
+    label_guard(context)  # decide nothing on a chain that does not replay (the one label door)
     return context
 
 
@@ -203,7 +203,9 @@ def _commit(context: VaultContext, sql: str, params: tuple[object, ...], record:
 
 def _read_policies(context: VaultContext) -> tuple[dict[tuple[str, str], RetentionPolicy | None], list[str]]:
     """Scope → policy, or None for a row that failed (it then decides nothing)."""
-    failed = retention_findings(context.connection, context.keys, replayed_rows(context))
+    # The newest set/clear record of each scope, in chain order: all the policy leg compares.
+    newest = label_guard(context).ordered(LABEL_PREFIX, CLEAR_PREFIX)
+    failed = retention_findings(context.connection, context.keys, newest)
     bad = {finding.split(":", 1)[0] for finding in failed}
     scopes: dict[tuple[str, str], RetentionPolicy | None] = {}
     query = f"SELECT wing, room, max_age_seconds, at FROM {RETENTION_TABLE}"  # noqa: S608

@@ -36,9 +36,9 @@ from undercroft_vault import (
 )
 
 from undercroft_store._internal.context import VaultContext
-from undercroft_store._internal.replay_guard import replayed_rows
 from undercroft_store.errors import Error, StoreIntegrityError
 from undercroft_store.forgetting import _context_of
+from undercroft_store.label_guard import label_guard
 from undercroft_store.store import VaultStore
 
 __all__ = [
@@ -151,7 +151,7 @@ def emit_witness(target: VaultStore | VaultContext, *, signer: SigningIdentity |
     connection = context.connection
     connection.execute("BEGIN")
     try:
-        rows = replayed_rows(context)
+        rows = label_guard(context).replayed_rows()
         head = replay(context.keys, rows)
     finally:
         connection.execute("COMMIT")
@@ -209,7 +209,7 @@ def check_witness_document(
     connection = context.connection
     connection.execute("BEGIN")
     try:
-        rows = replayed_rows(context)
+        rows = label_guard(context).replayed_rows()
     finally:
         connection.execute("COMMIT")
     try:
