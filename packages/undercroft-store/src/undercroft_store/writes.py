@@ -22,7 +22,6 @@ from numpy.typing import NDArray
 from undercroft_core.drawer import Drawer
 from undercroft_core.errors import InvalidInput
 from undercroft_core.ids import validate_drawer_id
-from undercroft_core.names import validate_name
 from undercroft_core.quantisation import QuantisedVectors
 from undercroft_core.vocabulary import QUARANTINE_WING, validate_kind
 from undercroft_obs import names
@@ -108,13 +107,13 @@ def _validate(drawer: object, position: int) -> Drawer:
         raise InvalidDrawer(f"write {position}: expected a Drawer, got {type(drawer).__name__}")
     try:
         validate_drawer_id(drawer.id)
-        validate_name(drawer.wing, what="wing")
-        validate_name(drawer.room, what="room")
+        # The recipe re-derives the id from the wing and room and validates both names on the way: one
+        # pass, not a second one here (a forged name is still refused: test_store_writes_perf.py).
+        expected = drawer.expected_id()
         if drawer.kind is not None:
             validate_kind(drawer.kind)
     except InvalidInput as error:
         raise InvalidDrawer(f"write {position}: {error}") from None
-    expected = drawer.expected_id()
     if expected != drawer.id:
         raise InvalidDrawer(
             f"write {position}: drawer id {drawer.id} does not match its {drawer.id_recipe!r} recipe "
@@ -166,18 +165,22 @@ def _screen(
     return [item for item in batch if isinstance(item, DrawerWrite)], hook, slots
 
 
-def _prepare(context: VaultContext, drawer: Drawer, embedding: bytes) -> _Prepared:
-    meta = drawer.meta_at_rest()
-    plain = drawer.content.encode("utf-8")
-    keys, sealer = context.keys, context.sealer
-    if context.sealed:
-        at_rest = sealer.seal(Domain.content(drawer.id), plain)
-        embedding = sealer.seal(Domain.embedding(drawer.id), embedding)
-    else:
-        at_rest = plain
-    return _Prepared(
-        drawer, meta, at_rest, embedding, fingerprint(keys, plain), compute_tag(keys, drawer.id, meta, at_rest)
-    )
+def _prepare(context: VaultContext, batch: list[DrawerWrite], embeddings: list[bytes]) -> list[_Prepared]:
+    """Seal (sealed vaults), fingerprint and tag every drawer: meta is encoded once and the tag covers it."""
+    keys, sealer, sealed = context.keys, context.sealer, context.sealed
+    prepared: list[_Prepared] = []
+    for item, embedding in zip(batch, embeddings, strict=True):
+        drawer = item.drawer
+        meta = drawer.meta_at_rest()
+        plain = drawer.content.encode("utf-8")
+        if sealed:
+            at_rest = sealer.seal(Domain.content(drawer.id), plain)
+            embedding = sealer.seal(Domain.embedding(drawer.id), embedding)
+        else:
+            at_rest = plain
+        mark, tag = fingerprint(keys, plain), compute_tag(keys, drawer.id, meta, at_rest)
+        prepared.append(_Prepared(drawer, meta, at_rest, embedding, mark, tag))
+    return prepared
 
 
 def _stable_meta(meta: bytes) -> dict[str, Any]:
@@ -229,33 +232,47 @@ def _commit_and_anchor(context: VaultContext, head: bytes, height: int, records:
         write_manifest(context.vault_dir, context.manifest, context.keys)
 
 
-def _upsert(context: VaultContext, item: _Prepared) -> int:
-    drawer = item.drawer
-    row = context.connection.execute(
-        """INSERT INTO drawers (id, wing, room, kind, supersedes, meta_json, content, embedding, fingerprint, tag)
+_UPSERT = """INSERT INTO drawers (id, wing, room, kind, supersedes, meta_json, content, embedding, fingerprint, tag)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (id) DO UPDATE SET wing = excluded.wing, room = excluded.room, kind = excluded.kind,
              supersedes = excluded.supersedes, meta_json = excluded.meta_json, content = excluded.content,
-             embedding = excluded.embedding, fingerprint = excluded.fingerprint, tag = excluded.tag
-           RETURNING seq""",
-        (
-            drawer.id,
-            drawer.wing,
-            drawer.room,
-            drawer.kind,
-            drawer.supersedes,
-            item.meta,
-            item.content,
-            item.embedding,
-            item.fingerprint,
-            item.tag,
-        ),
-    ).fetchone()
-    seq = int(row[0])
+             embedding = excluded.embedding, fingerprint = excluded.fingerprint, tag = excluded.tag"""
+# Ids per IN (...) lookup: well under SQLite's bound on host parameters.
+_LOOKUP_CHUNK = 500
+
+
+def _lookup(context: VaultContext, columns: str, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+    """``id -> (columns...)`` for the rows among `ids` that exist, in chunked ``IN`` queries."""
+    found: dict[str, tuple[Any, ...]] = {}
+    for first in range(0, len(ids), _LOOKUP_CHUNK):
+        chunk = ids[first : first + _LOOKUP_CHUNK]
+        marks = ",".join("?" * len(chunk))
+        # `columns` is one of this module's constants; every id is a bound parameter.
+        query = f"SELECT id, {columns} FROM drawers WHERE id IN ({marks})"  # noqa: S608
+        for row in context.connection.execute(query, chunk):
+            found[row[0]] = tuple(row[1:])
+    return found
+
+
+def _upsert(context: VaultContext, items: list[_Prepared]) -> dict[str, int]:
+    """Write every row in one executemany (the FTS rows too on hmac-only); returns ``id -> seq``."""
+    connection = context.connection
+    connection.executemany(
+        _UPSERT,
+        [
+            (d.id, d.wing, d.room, d.kind, d.supersedes, i.meta, i.content, i.embedding, i.fingerprint, i.tag)
+            for i in items
+            for d in (i.drawer,)
+        ],
+    )
+    seqs = {drawer_id: int(row[0]) for drawer_id, row in _lookup(context, "seq", [i.drawer.id for i in items]).items()}
     if not context.sealed:
-        context.connection.execute("DELETE FROM drawers_fts WHERE rowid = ?", (seq,))
-        context.connection.execute("INSERT INTO drawers_fts (rowid, content) VALUES (?, ?)", (seq, drawer.content))
-    return seq
+        connection.executemany("DELETE FROM drawers_fts WHERE rowid = ?", [(seqs[i.drawer.id],) for i in items])
+        connection.executemany(
+            "INSERT INTO drawers_fts (rowid, content) VALUES (?, ?)",
+            [(seqs[i.drawer.id], i.drawer.content) for i in items],
+        )
+    return seqs
 
 
 def write_drawers(
@@ -291,7 +308,7 @@ def write_drawers(
     if not batch:
         return []
     batch, diversion, slots = _screen(context, batch, screening)
-    prepared = [_prepare(context, item.drawer, row) for item, row in zip(batch, _vectors(context, batch), strict=True)]
+    prepared = _prepare(context, batch, _vectors(context, batch))
     hooks = [hook for hook in (within, diversion) if hook is not None]
     results = _commit_batch(context, prepared, hooks, slots)
     if isinstance(screening, Screen):
@@ -309,7 +326,10 @@ def _commit_batch(
     slots: dict[str, str] | None = None,
 ) -> list[WriteResult]:
     connection = context.connection
-    results: list[WriteResult] = []
+    slots = slots or {}
+    # Per drawer: (seq or None until written, outcome, intended id); rows to write, in batch order.
+    decided: list[tuple[int | None, WriteOutcome, str | None]] = []
+    writes: list[_Prepared] = []
     audit: list[AuditRow] = []
     at = context.now()
     connection.execute("BEGIN IMMEDIATE")
@@ -317,11 +337,10 @@ def _commit_batch(
         _record_embedder(context)
         for hook in hooks:
             audit.extend(hook(at))
+        stored = _lookup(context, "seq, fingerprint, meta_json, wing", [item.drawer.id for item in prepared])
         for item in prepared:
-            existing = connection.execute(
-                "SELECT seq, fingerprint, meta_json, wing FROM drawers WHERE id = ?", (item.drawer.id,)
-            ).fetchone()
-            intended = (slots or {}).get(item.drawer.id)
+            existing = stored.get(item.drawer.id)
+            intended = slots.get(item.drawer.id)
             if (
                 existing is not None
                 and bytes(existing[1]) == item.fingerprint
@@ -329,7 +348,7 @@ def _commit_batch(
                 and _adds_no_dates(bytes(existing[2]), item.meta)
             ):
                 converged: WriteOutcome = "quarantined" if intended is not None else "deduped"
-                results.append(WriteResult(item.drawer.id, int(existing[0]), converged, intended))
+                decided.append((int(existing[0]), converged, intended))
                 continue
             if existing is not None and existing[3] == QUARANTINE_WING:
                 # The backstop: a queue resident is never edited or replaced (a raced write, a forged import).
@@ -337,37 +356,49 @@ def _commit_batch(
                     f"drawer {item.drawer.id} is in {QUARANTINE_WING!r}: it cannot be edited or replaced; "
                     "rule on it with undercroft admission"
                 )
-            seq = _upsert(context, item)
+            writes.append(item)
             audit.append(AuditRow(f"drawer/{item.drawer.id}", item.tag, at))
             outcome: WriteOutcome = "updated" if existing is not None else "created"
             if item.drawer.wing == QUARANTINE_WING:
                 outcome = "quarantined"
-            results.append(WriteResult(item.drawer.id, seq, outcome, intended))
+            decided.append((None, outcome, intended))
+        seqs = _upsert(context, writes) if writes else {}
+        results = [
+            WriteResult(item.drawer.id, seqs[item.drawer.id] if seq is None else seq, outcome, intended)
+            for item, (seq, outcome, intended) in zip(prepared, decided, strict=True)
+        ]
         head, height = _advance(context, audit)
         _commit_and_anchor(context, head, height, len(audit))
     except BaseException:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
         raise
-    for result, item in zip(results, prepared, strict=True):
-        _signal_write(context, result, item.drawer)
+    _signal_writes(context, results, [item.drawer for item in prepared])
     return results
 
 
-def _signal_write(context: VaultContext, result: WriteResult, drawer: Drawer) -> None:
-    if result.outcome == "quarantined":
-        obs.increment(names.DRAWER_WRITES_TOTAL, outcome=names.OUTCOME_QUARANTINED)
-        obs.emit(
-            names.EVENT_DRAWER_QUARANTINED,
-            vault=context.vault_id,
-            intended_wing=drawer.intended_wing,
-            room=drawer.intended_room,
-            signals=(),
-        )
-        return
-    deduped = result.outcome == "deduped"
-    obs.increment(names.DRAWER_WRITES_TOTAL, outcome=names.OUTCOME_DEDUPED if deduped else names.OUTCOME_CREATED)
-    obs.emit(names.EVENT_DRAWER_SAVED, vault=context.vault_id, wing=drawer.wing, room=drawer.room, deduped=deduped)
+def _signal_writes(context: VaultContext, results: list[WriteResult], drawers: list[Drawer]) -> None:
+    """One event per drawer; the counter moves once per outcome by the batch's count (same totals)."""
+    counts: dict[str, int] = {}
+    for result, drawer in zip(results, drawers, strict=True):
+        if result.outcome == "quarantined":
+            label = names.OUTCOME_QUARANTINED
+            obs.emit(
+                names.EVENT_DRAWER_QUARANTINED,
+                vault=context.vault_id,
+                intended_wing=drawer.intended_wing,
+                room=drawer.intended_room,
+                signals=(),
+            )
+        else:
+            deduped = result.outcome == "deduped"
+            label = names.OUTCOME_DEDUPED if deduped else names.OUTCOME_CREATED
+            obs.emit(
+                names.EVENT_DRAWER_SAVED, vault=context.vault_id, wing=drawer.wing, room=drawer.room, deduped=deduped
+            )
+        counts[label] = counts.get(label, 0) + 1
+    for label, count in counts.items():
+        obs.increment(names.DRAWER_WRITES_TOTAL, count, outcome=label)
 
 
 def delete_drawers(context: VaultContext, ids: Sequence[str], *, allow_quarantine: bool = False) -> int:
