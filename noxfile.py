@@ -1,4 +1,4 @@
-"""Developer sessions. `python3 -m uv run nox` runs the default set (tests, lint, contract, types).
+"""Developer sessions. `python3 -m uv run nox` runs the default set (tests, lint, contract, types, bench-smoke).
 
 Every session installs from the one lock (`uv sync --locked`) into its own environment, so a
 missing declaration fails here exactly as it would for a newcomer.
@@ -15,7 +15,7 @@ import tomllib
 import nox
 
 nox.options.default_venv_backend = "uv"
-nox.options.sessions = ["tests", "lint", "contract", "types"]
+nox.options.sessions = ["tests", "lint", "contract", "types", "bench-smoke"]
 nox.options.reuse_existing_virtualenvs = True
 
 ROOT = pathlib.Path(__file__).parent
