@@ -214,3 +214,14 @@ def test_vectorised_bm25_equals_the_textbook_formula(texts: list[list[str]], que
     scores = score_lexical(LexicalQuery.parse(" ".join(query), "en"), bags)
     assert scores.total.tolist() == pytest.approx(_reference(query, bags), rel=1e-12, abs=1e-12)
     assert scores.morph.tolist() == pytest.approx([0.0] * len(bags), abs=1e-12)
+
+
+# --- query term handling -------------------------------------------------------------------------------------
+def test_function_words_of_the_query_language_are_not_scored() -> None:
+    bags = [term_bag("the the the the of the"), term_bag("a heron by the lake"), term_bag("cats and dogs")]
+    scores = score_lexical(LexicalQuery.parse("what is the heron", "en"), bags)
+    assert scores.total[0] == 0.0 and scores.total[1] > 0.0  # "the"/"what" are English function words
+    only = score_lexical(LexicalQuery.parse("the", "en"), bags)
+    assert only.total[0] > 0.0  # a query of function words only keeps them
+    german = score_lexical(LexicalQuery.parse("the heron", "de"), bags)
+    assert german.total[0] > 0.0  # under another language's table "the" is an ordinary word

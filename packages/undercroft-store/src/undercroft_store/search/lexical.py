@@ -6,6 +6,11 @@ Each query term forms one lexeme with its morphological relatives in the pool's 
 layer's pairwise rules, under the language the query resolves to) and, when the term itself is absent from
 the pool, its typo neighbours. Within a lexeme the exact form counts fully and the other forms at
 :data:`MORPH_DISCOUNT` (:data:`TYPO_DISCOUNT` for a typo), so ``lexical = lexical_exact + lexical_morph``.
+
+Query terms that are closed-class function words of the language the query (or, failing that, the pool)
+resolves to are not scored — the language layer's own table decides, never a list kept here — unless the
+query holds nothing else. The candidates come from `Lexicon` (a RAM cache of verified drawers' bags) and are
+scored as one set of numpy arrays.
 """
 
 from __future__ import annotations
@@ -41,8 +46,8 @@ __all__ = [
     "score_pool",
 ]
 
-#: Term-frequency saturation.
-BM25_K1: Final = 1.2
+#: Term-frequency saturation (0.9: measured on the LoCoMo dev split, see docs/search.md; 1.2 before).
+BM25_K1: Final = 0.9
 #: Length normalisation.
 BM25_B: Final = 0.75
 #: Weight of a morphological relative's occurrence against the query's own form.
@@ -52,6 +57,16 @@ TYPO_DISCOUNT: Final = 0.35
 
 
 _RESOLUTION_SAMPLE: Final = 16
+#: Query terms that are closed-class function words of the resolved language are not scored
+#: (measured on the LoCoMo dev split, see docs/search.md).
+DROP_FUNCTION_WORDS: Final = True
+
+
+@lru_cache(maxsize=1 << 16)
+def _function_word_of(term: str) -> frozenset[str]:
+    """The languages whose closed-class function words include ``term`` (the resolution layer's own vote)."""
+    votes = resolve_language([Token(term, 0, len(term), script_of(term))]).votes
+    return frozenset(code for code, _ in votes)
 
 
 @lru_cache(maxsize=1 << 18)
@@ -92,7 +107,9 @@ class LexicalScores:
     query_weight: float
 
 
-def _relatives(term: str, pool: LexicalPool, resolution: LanguageResolution) -> list[tuple[str, int]]:
+def _relatives(
+    term: str, pool: LexicalPool, present: set[int], resolution: LanguageResolution
+) -> list[tuple[str, int]]:
     """The pool's morphological relatives of ``term``: filed under one of its lexeme keys, then confirmed
     pairwise under the language its script resolves to."""
     language = resolution.language_for(script_of(term))
@@ -100,8 +117,7 @@ def _relatives(term: str, pool: LexicalPool, resolution: LanguageResolution) -> 
         return []
     lexicon = pool.lexicon
     own = lexicon.term_id(term)
-    near = sorted(other for other in lexicon.near(term) if other != own)
-    found = [(lexicon.terms[other], other) for other in pool.holding(near)]
+    found = [(lexicon.terms[other], other) for other in lexicon.near(term) if other != own and other in present]
     return sorted(item for item in found if _relative(term, item[0], language))
 
 
@@ -146,13 +162,15 @@ def _pool_resolution(pool: LexicalPool) -> LanguageResolution:
     return resolve_language(tokens)
 
 
-def _forms(term: str, pool: LexicalPool, resolution: LanguageResolution) -> list[tuple[int, float]]:
-    """The (term id, weight) forms one query term counts in this pool: itself, its relatives, its typos."""
+def _forms(term: str, pool: LexicalPool, present: set[int], resolution: LanguageResolution) -> list[tuple[int, float]]:
+    """The (term id, weight) forms one query term counts in this pool: itself, its relatives, its typos.
+
+    ``present`` holds which of the query terms' own ids and candidate relatives occur in the pool."""
     lexicon = pool.lexicon
     own = lexicon.term_id(term)
-    held = own is not None and bool(pool.holding([own]))
+    held = own is not None and own in present
     forms: list[tuple[int, float]] = [(own, 1.0)] if held and own is not None else []
-    forms += [(other, MORPH_DISCOUNT) for _, other in _relatives(term, pool, resolution)]
+    forms += [(other, MORPH_DISCOUNT) for _, other in _relatives(term, pool, present, resolution)]
     if not held:
         vocabulary = {lexicon.terms[other]: other for other in pool.present()}
         forms += [(vocabulary[other], TYPO_DISCOUNT) for other in _typos(term, set(vocabulary))]
@@ -192,9 +210,17 @@ def score_pool(query: LexicalQuery, pool: LexicalPool) -> LexicalScores:
     if resolution.language is None:
         # A short query rarely votes decisively: the pool's own function words decide its table instead.
         resolution = _pool_resolution(pool)
+    if DROP_FUNCTION_WORDS and resolution.language is not None:
+        content = [term for term in distinct if resolution.language not in _function_word_of(term)]
+        distinct = content or distinct  # a query of function words only keeps them all
+    lexicon = pool.lexicon
+    wanted = {found for term in distinct if (found := lexicon.term_id(term)) is not None}
+    for term in distinct:
+        wanted |= lexicon.near(term)
+    present = set(pool.holding(sorted(wanted)))  # one pass over the pool's cells for every query term
     query_weight = 0.0
     for term in distinct:
-        forms = _forms(term, pool, resolution)
+        forms = _forms(term, pool, present, resolution)
         if not forms:
             continue
         own, weighted = _frequencies(pool, forms)

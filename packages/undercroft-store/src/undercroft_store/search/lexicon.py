@@ -93,12 +93,10 @@ class LexicalPool:
     def row_counts(self, rows: int) -> dict[str, int]:
         """Term counts summed over the first ``rows`` candidates."""
         chosen = self.owner < rows
-        totals: dict[str, int] = {}
+        ids, inverse = np.unique(self.ids[chosen], return_inverse=True)
+        sums = np.bincount(inverse, weights=self.counts[chosen], minlength=len(ids))
         terms = self.lexicon.terms
-        for term_id, count in zip(self.ids[chosen].tolist(), self.counts[chosen].tolist(), strict=True):
-            term = terms[term_id]
-            totals[term] = totals.get(term, 0) + int(count)
-        return totals
+        return {terms[term_id]: int(total) for term_id, total in zip(ids.tolist(), sums.tolist(), strict=True)}
 
 
 class Lexicon:
