@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 import undercroft_obs as obs
 from undercroft_obs import names
 from undercroft_vault import (
+    Anchor,
     AnchorPosition,
     AuditRow,
     Domain,
     IntegrityFailure,
+    VaultKeys,
     compute_tag,
     constant_time_equal,
-    locate_anchor,
 )
 from undercroft_vault import replay as replay_chain
 
@@ -121,32 +122,55 @@ class VerifyReport:
         return "\n".join(lines)
 
 
+# The embedding column is read only where its leg runs (sealed vaults: it must open under {id}/emb).
+_ROWS = "SELECT id, wing, room, kind, supersedes, meta_json, content, tag{} FROM drawers ORDER BY seq"
+# Rows per fetch: bounded memory at any vault size, few round trips.
+_FETCH = 1_000
+
+
 def _check_drawers(context: VaultContext, report: VerifyReport) -> dict[str, bytes]:
     live: dict[str, bytes] = {}
-    query = "SELECT id, wing, room, kind, supersedes, meta_json, content, tag, embedding FROM drawers ORDER BY seq"
-    for drawer_id, wing, room, kind, supersedes, meta, content, tag, embedding in context.connection.execute(query):
-        report.records_checked += 1
-        meta, content, tag = bytes(meta), bytes(content), bytes(tag)
-        live[drawer_id] = tag
-        try:
-            good = constant_time_equal(compute_tag(context.keys, drawer_id, meta, content), tag)
-            if good and context.sealed:
-                context.sealer.open(Domain.content(drawer_id), content)
-        except (IntegrityFailure, ValueError):
-            good = False
-        if not good:
-            report.tampered.append(drawer_id)
-            obs.increment(names.HMAC_VERIFY_FAILURES_TOTAL, surface="drawer")
-            continue
-        if context.sealed:
+    keys, sealer, sealed = context.keys, context.sealer, context.sealed
+    cursor = context.connection.execute(_ROWS.format(", embedding" if sealed else ", NULL"))
+    while rows := cursor.fetchmany(_FETCH):
+        for drawer_id, wing, room, kind, supersedes, meta, content, tag, embedding in rows:
+            meta, content, tag = bytes(meta), bytes(content), bytes(tag)
+            live[drawer_id] = tag
             try:
-                context.sealer.open(Domain.embedding(drawer_id), bytes(embedding))
-            except IntegrityFailure:
-                report.embedding_failures.append(drawer_id)
-        document = json.loads(meta)
-        if (wing, room, kind, supersedes) != tuple(document.get(key) for key in _MIRRORS):
-            report.mirror_drift.append(drawer_id)
+                good = constant_time_equal(compute_tag(keys, drawer_id, meta, content), tag)
+                if good and sealed:
+                    sealer.open(Domain.content(drawer_id), content)
+            except (IntegrityFailure, ValueError):
+                good = False
+            if not good:
+                report.tampered.append(drawer_id)
+                obs.increment(names.HMAC_VERIFY_FAILURES_TOTAL, surface="drawer")
+                continue
+            if sealed:
+                try:
+                    sealer.open(Domain.embedding(drawer_id), bytes(embedding))
+                except IntegrityFailure:
+                    report.embedding_failures.append(drawer_id)
+            document = json.loads(meta)
+            if (wing, room, kind, supersedes) != tuple(document.get(key) for key in _MIRRORS):
+                report.mirror_drift.append(drawer_id)
+        report.records_checked += len(rows)
     return live
+
+
+def _replay_and_place(keys: VaultKeys, rows: list[AuditRow], anchor: Anchor) -> tuple[bytes, AnchorPosition]:
+    """One fold of the chain: the final head, and where `anchor` sits (as `locate_anchor` says, unreplayed twice).
+
+    The anchor can only match at its own count, so the fold is split there: the head after ``anchor.count``
+    rows is compared with the anchor, and the fold carries on from it to the end.
+    """
+    if anchor.count > len(rows):
+        return replay_chain(keys, rows), AnchorPosition.ABSENT
+    at_anchor = replay_chain(keys, rows[: anchor.count])
+    head = replay_chain(keys, rows[anchor.count :], start=at_anchor)
+    if not constant_time_equal(at_anchor, anchor.head):
+        return head, AnchorPosition.ABSENT
+    return head, AnchorPosition.EQUAL if anchor.count == len(rows) else AnchorPosition.BEHIND
 
 
 def _check_chain(context: VaultContext, report: VerifyReport, rows: list[AuditRow]) -> None:
@@ -157,13 +181,13 @@ def _check_chain(context: VaultContext, report: VerifyReport, rows: list[AuditRo
         report.audit_chain_ok, report.chain_detail = False, "no committed chain head"
         return
     head, height = bytes(stored[0]), int(stored[1])
+    replayed, position = _replay_and_place(context.keys, rows, context.manifest.anchor)
     if len(rows) != height:
         report.audit_chain_ok = False
         report.chain_detail = f"{len(rows)} audit rows but the committed head is at height {height}"
-    elif not constant_time_equal(replay_chain(context.keys, rows), head):
+    elif not constant_time_equal(replayed, head):
         report.audit_chain_ok = False
         report.chain_detail = "the audit rows do not reproduce the committed head: edited, removed or reordered"
-    position = locate_anchor(context.keys, rows, context.manifest.anchor)
     if position is AnchorPosition.ABSENT:
         report.audit_chain_ok = False
         report.anchor = "absent"
