@@ -11,12 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from undercroft_core import Drawer, HashEmbedder, append_drawer_id
+from undercroft_core.language import Token, resolve_language
 from undercroft_store import DrawerWrite, Palace, Screen, VaultStore
 from undercroft_store._internal.hydration import trusted_drawer
 from undercroft_store.errors import InvalidDrawer, RecordTampered
 from undercroft_store.search import Searcher, SearchRequest
 from undercroft_store.search._internal.term_bags import TermBag, term_bag
-from undercroft_store.search.lexical import BM25_B, BM25_K1, LexicalQuery, score_lexical
+from undercroft_store.search.lexical import BM25_B, BM25_K1, LexicalQuery, _pool_resolution, score_lexical
+from undercroft_store.search.lexicon import Lexicon
 
 EMBEDDER = HashEmbedder()
 
@@ -225,3 +227,17 @@ def test_function_words_of_the_query_language_are_not_scored() -> None:
     assert only.total[0] > 0.0  # a query of function words only keeps them
     german = score_lexical(LexicalQuery.parse("the heron", "de"), bags)
     assert german.total[0] > 0.0  # under another language's table "the" is an ordinary word
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["the", "and", "of", "der", "und", "nicht", "het", "een", "le", "et", "zq", "42"]), max_size=30
+    )
+)
+def test_pool_resolution_reads_ascii_terms_as_text_exactly(words: list[str]) -> None:
+
+    _, pool = Lexicon.of_bags([term_bag(" ".join(words) or "zq")])
+    sample = sorted(pool.row_counts(16).items())
+    tokens = [Token(t, 0, len(t), "number" if t.isdigit() else "latin") for t, n in sample for _ in range(min(n, 3))]
+    assert _pool_resolution(pool) == resolve_language(tokens)

@@ -156,9 +156,12 @@ def _typos(term: str, vocabulary: set[str]) -> list[str]:
 
 def _pool_resolution(pool: LexicalPool) -> LanguageResolution:
     """Resolve a language from the function words of the pool's best candidates (occurrences counted)."""
-    sample = pool.row_counts(_RESOLUTION_SAMPLE)
+    sample = sorted(pool.row_counts(_RESOLUTION_SAMPLE).items())
     # Three occurrences are all a decisive vote needs from any one word.
-    tokens = [Token(term, 0, len(term), _script(term)) for term, n in sorted(sample.items()) for _ in range(min(n, 3))]
+    if all(term.isascii() for term, _ in sample):
+        # ASCII terms re-read as text give back exactly these tokens: the layer's bulk path counts them.
+        return resolve_language(" ".join(term for term, n in sample for _ in range(min(n, 3))))
+    tokens = [Token(term, 0, len(term), _script(term)) for term, n in sample for _ in range(min(n, 3))]
     return resolve_language(tokens)
 
 
