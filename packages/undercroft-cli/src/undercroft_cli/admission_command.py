@@ -10,7 +10,7 @@ from undercroft_store import DEFAULT_VAULT
 from undercroft_store.rulings import Ruling, allow, deny, list_admissions
 from undercroft_vault import parse_signing_identity
 
-from undercroft_cli._internal.composition import open_store
+from undercroft_cli._internal.composition import open_reader, open_store
 from undercroft_cli._internal.exit_codes import EXIT_OK
 
 __all__ = ["admission_group"]
@@ -26,7 +26,7 @@ def admission_group() -> None:
 @click.option("--json", "as_json", is_flag=True)
 def list_command(vault: str, as_json: bool) -> int:
     """Every queued write: where it was headed, what tripped, and whether its destination moved since."""
-    with open_store(vault, read_only=True) as store:
+    with open_reader(vault) as store:
         items = list_admissions(store)
     if as_json:
         click.echo(json.dumps([item.to_dict() for item in items], sort_keys=True))

@@ -9,7 +9,7 @@ import click
 from undercroft_core import KIND_VOCAB, Drawer
 from undercroft_store import DEFAULT_VAULT
 
-from undercroft_cli._internal.composition import open_store
+from undercroft_cli._internal.composition import open_reader, open_store
 
 __all__ = ["drawer_group", "remember_command"]
 
@@ -55,7 +55,7 @@ def drawer_group() -> None:
 @click.option("--json", "as_json", is_flag=True)
 def drawer_get(drawer_id: str, vault: str, as_json: bool) -> int:
     """Print drawer DRAWER_ID, verified (exit 2 if it fails its HMAC)."""
-    with open_store(vault, read_only=True) as store:
+    with open_reader(vault) as store:
         drawer = store.get(drawer_id)
     if as_json:
         click.echo(json.dumps(_as_dict(drawer), ensure_ascii=False))
@@ -74,7 +74,7 @@ def drawer_get(drawer_id: str, vault: str, as_json: bool) -> int:
 @click.option("--json", "as_json", is_flag=True)
 def drawer_list(vault: str, wing: str | None, room: str | None, kind: str | None, limit: int, as_json: bool) -> int:
     """List drawers, newest first (each verified)."""
-    with open_store(vault, read_only=True) as store:
+    with open_reader(vault) as store:
         drawers = store.list_drawers(wing=wing, room=room, kind=kind, limit=limit)
     if as_json:
         click.echo(json.dumps([_as_dict(d) for d in drawers], ensure_ascii=False))

@@ -11,7 +11,7 @@ from undercroft_store.kg.facts import AUTHORITY_CLASSES, GROUNDINGS, REVIEW_STAT
 from undercroft_store.kg.graph import KnowledgeGraph
 from undercroft_store.kg.receipts import IntegrityVerdict, fact_receipts
 
-from undercroft_cli._internal.composition import open_store
+from undercroft_cli._internal.composition import open_reader, open_store
 
 __all__ = ["kg_group"]
 
@@ -97,7 +97,7 @@ def kg_add(
 @_JSON
 def kg_query(entity: str, vault: str, direction: str, as_of: str | None, grounding: str | None, as_json: bool) -> int:
     """Facts about ENTITY (what was true AS-OF a date, when given)."""
-    with open_store(vault, read_only=True) as store:
+    with open_reader(vault) as store:
         facts = KnowledgeGraph(store).query(entity, direction=direction, as_of=as_of, grounding=grounding)  # type: ignore[arg-type]
     _show(facts, as_json)
     return 0
@@ -111,7 +111,7 @@ def kg_query(entity: str, vault: str, direction: str, as_of: str | None, groundi
 @_JSON
 def kg_rel(predicate: str, vault: str, as_of: str | None, grounding: str | None, as_json: bool) -> int:
     """Facts with PREDICATE."""
-    with open_store(vault, read_only=True) as store:
+    with open_reader(vault) as store:
         facts = KnowledgeGraph(store).rel(predicate, as_of=as_of, grounding=grounding)
     _show(facts, as_json)
     return 0
@@ -148,7 +148,7 @@ def kg_supersede(fact_id: str, new_object: str, vault: str, at: str | None) -> i
 @_JSON
 def kg_timeline(entity: str | None, vault: str, as_json: bool) -> int:
     """Every fact (about ENTITY), closed ones included, in validity order."""
-    with open_store(vault, read_only=True) as store:
+    with open_reader(vault) as store:
         facts = KnowledgeGraph(store).timeline(entity)
     _show(facts, as_json)
     return 0
@@ -169,7 +169,7 @@ def kg_stats(vault: str) -> int:
 @click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True)
 def kg_entities(vault: str, limit: int, offset: int) -> int:
     """Entities, paged."""
-    with open_store(vault, read_only=True) as store:
+    with open_reader(vault) as store:
         for entity in KnowledgeGraph(store).entities(limit=limit, offset=offset):
             click.echo(f"{entity.id}  {entity.name}")
     return 0
@@ -218,7 +218,7 @@ def kg_authority(
 @_JSON
 def kg_canonical(key: str, vault: str, as_json: bool) -> int:
     """The one active approved fact for KEY, or nothing (exit 1)."""
-    with open_store(vault, read_only=True) as store:
+    with open_reader(vault) as store:
         fact = canonical(store, key)
     if fact is None:
         click.echo("no canonical fact", err=True)

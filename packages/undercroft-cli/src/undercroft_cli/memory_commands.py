@@ -14,7 +14,7 @@ from undercroft_store.hallways import hallways
 from undercroft_store.tunnels import create_tunnel, delete_tunnel, follow_tunnel, list_tunnels, traverse
 from undercroft_store.wakeup import wake_up
 
-from undercroft_cli._internal.composition import open_palace, open_store
+from undercroft_cli._internal.composition import open_palace, open_reader, open_store
 
 __all__ = [
     "check_dup_command",
@@ -59,7 +59,7 @@ def diary_write(agent: str, text: str | None, vault: str, topic: str | None) -> 
 @click.option("--topic", default=None)
 def diary_read(agent: str, vault: str, last: int, topic: str | None) -> int:
     """AGENT's newest entries."""
-    with open_store(vault, read_only=True) as store:
+    with open_reader(vault) as store:
         entries = read_diary(store, agent, last=last, topic=topic)
     for entry in entries:
         click.echo(f"[{entry.filed_at[:19]} {entry.room}] {entry.content}")
@@ -123,7 +123,7 @@ def tunnel_list(vault: str, wing: str | None, as_json: bool) -> int:
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
 def tunnel_follow(tunnel_id: str, vault: str, from_wing: str | None, limit: int) -> int:
     """The far end's drawers."""
-    with open_store(vault, read_only=True) as store:
+    with open_reader(vault) as store:
         drawers = follow_tunnel(store, tunnel_id, from_wing=from_wing, limit=limit)
     for drawer in drawers:
         click.echo(f"{drawer.id}  {drawer.wing}/{drawer.room}  {drawer.content.replace(chr(10), ' ')[:60]}")
@@ -160,7 +160,7 @@ def tunnel_traverse(wing: str, vault: str, depth: int) -> int:
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
 def hallways_command(wing: str, vault: str, min_count: int, limit: int) -> int:
     """Entity co-occurrence within WING (computed now, never stored)."""
-    with open_store(vault, read_only=True) as store:
+    with open_reader(vault) as store:
         for hallway in hallways(store, wing, min_count=min_count, limit=limit):
             click.echo(f"{hallway.count}  {hallway.first} ↔ {hallway.second}")
     return 0
@@ -171,7 +171,7 @@ def hallways_command(wing: str, vault: str, min_count: int, limit: int) -> int:
 @click.option("--wing", default=None)
 def closets_command(vault: str, wing: str | None) -> int:
     """The compact, LLM-scannable index of the vault (or one wing)."""
-    with open_store(vault, read_only=True) as store:
+    with open_reader(vault) as store:
         click.echo(render_closets(build_closets(store, wing=wing)))
     return 0
 
@@ -185,7 +185,7 @@ def wake_up_command(vault: str, wing: str | None, limit: int) -> int:
     with open_palace(read_only=True) as palace:
         path = palace.home / "identity.txt"
         identity = path.read_text(encoding="utf-8") if path.is_file() else None
-    with open_store(vault, read_only=True) as store:
+    with open_reader(vault) as store:
         click.echo(wake_up(store, identity=identity, wing=wing, limit=limit).render())
     return 0
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal
 import click
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import DEFAULT_VAULT
+from undercroft_store.read_audit import InternalRead, silent
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_OK
@@ -229,7 +230,8 @@ def delete_by_source_command(source: str, vault: str, wing: str | None) -> int:
         )
     resolved = Path(source).expanduser().resolve().as_posix()
     with open_store(vault) as store:
-        ids = [d.id for d in store.list_drawers(wing=wing) if d.source_file == resolved]
+        with silent(store, InternalRead.WRITE_DECISION):  # which drawers to delete; no words are printed
+            ids = [d.id for d in store.list_drawers(wing=wing) if d.source_file == resolved]
         if not ids:
             raise SourceNotFound(f"no drawer in vault {vault!r} was mined from {resolved}")
         for drawer_id in ids:

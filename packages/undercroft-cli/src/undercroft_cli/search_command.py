@@ -18,7 +18,7 @@ from undercroft_core.language import CALENDARS, DATE_ORDERS, LANGUAGES, WEEK_STA
 from undercroft_store import DEFAULT_VAULT
 from undercroft_store.search import Searcher, SearchHit, SearchRequest, SearchResult
 
-from undercroft_cli._internal.composition import open_store, pick_embedder
+from undercroft_cli._internal.composition import open_reader, pick_embedder
 
 __all__ = ["render_hit", "render_result", "search_command"]
 
@@ -135,7 +135,7 @@ def search_command(
         as_of=_date(as_of, "--as-of"),
         conventions=reading_conventions(language, date_order, week_start, calendar),
     )
-    with open_store(vault, read_only=True) as store:
+    with open_reader(vault) as store:
         result = Searcher.from_settings(store, pick_embedder()).search(request)
     if as_json:
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 from undercroft_config import settings
 from undercroft_core.embedder import Embedder
@@ -13,7 +13,7 @@ from undercroft_store import Palace, VaultStore
 
 from undercroft_cli.errors import Error
 
-__all__ = ["EmbedderUnavailable", "open_palace", "open_store", "pick_embedder"]
+__all__ = ["EmbedderUnavailable", "open_palace", "open_reader", "open_store", "pick_embedder"]
 
 
 class EmbedderUnavailable(Error):
@@ -40,3 +40,13 @@ def open_store(vault: str, *, read_only: bool = False) -> Iterator[VaultStore]:
     embedder = pick_embedder()
     with open_palace(read_only=read_only) as palace, palace.open_vault(vault, embedder, read_only=read_only) as store:
         yield store
+
+
+def open_reader(vault: str) -> AbstractContextManager[VaultStore]:
+    """Open ``vault`` for a command that prints drawer or fact content: read-only, unless reads are audited.
+
+    Under ``UNDERCROFT_READ_AUDIT=chain`` the command's one ``read/<op>`` record must land, and a read-only
+    handle cannot append (it warns and serves unaudited — the replica posture, not an operator's read), so
+    the handle is writable then. Garbage in the declaration refuses here, before anything is opened.
+    """
+    return open_store(vault, read_only=str(settings.read_audit()) != "chain")

@@ -14,6 +14,7 @@ from undercroft_core.ids import ID_RECIPE_APPEND, ID_RECIPE_SOURCE, append_drawe
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import Bypass, BypassReason, DrawerWrite, Screen, VaultStore
 from undercroft_store.kg.graph import FactInput, KnowledgeGraph
+from undercroft_store.read_audit import InternalRead, silent
 from undercroft_store.tunnels import create_tunnel, list_tunnels
 
 from undercroft_cli._internal.composition import open_store, pick_embedder
@@ -47,7 +48,7 @@ def collect_export(store: VaultStore) -> tuple[bytes, dict[str, int]]:
     where = {drawer_id: i for i, drawer_id in enumerate(matrix.ids)}
     seqs = [int(s) for s in store.scope_seqs(include_quarantine=True)]
     body: list[bytes] = []
-    with progress(len(seqs), "exporting") as bar:
+    with progress(len(seqs), "exporting") as bar, silent(store, InternalRead.EXPORT):
         for start in range(0, len(seqs), BATCH_SIZE):
             for drawer in store.hydrate(seqs[start : start + BATCH_SIZE]):
                 i = where.get(drawer.id)
@@ -57,12 +58,13 @@ def collect_export(store: VaultStore) -> tuple[bytes, dict[str, int]]:
             bar.update(min(BATCH_SIZE, len(seqs) - start))
     graph = KnowledgeGraph(store)
     entities: list[dict[str, Any]] = []
-    while True:
-        page = graph.entities(limit=_ENTITY_PAGE, offset=len(entities))
-        entities += [{"type": "kg_entity", "name": e.name, "created_at": e.created_at} for e in page]
-        if len(page) < _ENTITY_PAGE:
-            break
-    facts = [{"type": "kg_fact", "fact": fact.to_dict()} for fact in graph.timeline()]
+    with silent(store, InternalRead.EXPORT):  # the export's egress record is its audit, not one read per page
+        while True:
+            page = graph.entities(limit=_ENTITY_PAGE, offset=len(entities))
+            entities += [{"type": "kg_entity", "name": e.name, "created_at": e.created_at} for e in page]
+            if len(page) < _ENTITY_PAGE:
+                break
+        facts = [{"type": "kg_fact", "fact": fact.to_dict()} for fact in graph.timeline()]
     tunnels = [{"type": "tunnel", "tunnel": tunnel.to_dict()} for tunnel in list_tunnels(store)]
     counts = {"drawers": len(body), "kg_entities": len(entities), "kg_facts": len(facts), "tunnels": len(tunnels)}
     manifest = {
@@ -120,7 +122,8 @@ def _open_sealed(data: bytes, identity: str, sender: str | None, report: ImportR
 
 def _place_append(store: VaultStore, drawer: Drawer, used: set[int]) -> Drawer:
     """Keep an append id when it is free here (or already holds these words); else take a fresh index."""
-    existing = store.hydrate([drawer.id])
+    with silent(store, InternalRead.WRITE_DECISION):  # where the import files this drawer; nothing is shown
+        existing = store.hydrate([drawer.id])
     if not existing or existing[0].content == drawer.content:
         used.add(drawer.chunk_index)
         return drawer

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from undercroft_core.ids import validate_drawer_id
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import VaultStore
+from undercroft_store.read_audit import InternalRead, silent
 
 from undercroft_cli.mcp.errors import ToolRefused
 from undercroft_cli.mcp.inventory import READ
@@ -63,8 +64,10 @@ def _resident_in_quarantine(store: VaultStore, drawer_id: str) -> bool:
     except ValueError:
         return False  # not a drawer id: nothing of the review queue can be named by it
     # hydrate reads the HMAC-verified row whatever its wing (a verified read, so a forged wing cannot pass);
-    # an absent drawer is the handler's to report in its own words.
-    return any(drawer.wing == QUARANTINE_WING for drawer in store.hydrate([drawer_id]))
+    # an absent drawer is the handler's to report in its own words. The fence's read is not the agent's:
+    # silent, so a call naming an id records only the read its handler makes.
+    with silent(store, InternalRead.POLICY_FENCE):
+        return any(drawer.wing == QUARANTINE_WING for drawer in store.hydrate([drawer_id]))
 
 
 def check_quarantine_fence(store: VaultStore, tool: str, arguments: Mapping[str, object]) -> None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from undercroft_core.drawer import Drawer
 from undercroft_core.embedder import Embedder
 from undercroft_store import VaultStore
+from undercroft_store.read_audit import InternalRead, record_read, silent
 from undercroft_store.search import Searcher
 
 from undercroft_cli.mcp.arguments import Arguments
@@ -24,8 +25,11 @@ __all__ = [
     "integer",
     "memory_block",
     "number",
+    "read_once",
     "string",
 ]
+
+T = TypeVar("T")
 
 ADDED_BY = "mcp"
 """The handler-stamped writing surface on every MCP write (never the caller's claim)."""
@@ -150,3 +154,23 @@ def drawer_block(drawer: Drawer, *, full: bool) -> str:
             session=drawer.session,
         )
     return memory_block(attributes, drawer.content)
+
+
+def read_once(
+    store: VaultStore,
+    op: str,
+    read: Callable[[], T],
+    *,
+    subject: str,
+    scope: Mapping[str, str | None] | None = None,
+    count: Callable[[T], int],
+) -> T:
+    """Run `read` (several store doors answering ONE tool call) and append ONE ``read/<op>`` record for it.
+
+    Each door would record itself; inside this call they are the call's own hydration and stay silent, and
+    the call's record is appended by hand with the total count. A read that raises records nothing.
+    """
+    with silent(store, InternalRead.HYDRATION):
+        result = read()
+    record_read(store, op, subject=subject, scope=scope, count=count(result))
+    return result

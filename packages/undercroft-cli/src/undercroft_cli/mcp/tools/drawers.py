@@ -15,6 +15,7 @@ from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id
 from undercroft_core.normalisation import normalise
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import DrawerWrite, Screen, WriteResult
+from undercroft_store.read_audit import InternalRead, silent
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.errors import InvalidArgument
@@ -61,7 +62,8 @@ def _new_drawer(session: ToolSession, args: Arguments, *, wing: str, room: str, 
         raise InvalidArgument(f"{args.tool}: argument 'content' is empty after normalisation")
     supersedes = args.text("supersedes")
     if supersedes is not None:
-        session.store.get(supersedes)  # the replaced drawer must exist (DrawerNotFound otherwise)
+        with silent(session.store, InternalRead.WRITE_DECISION):  # only the outcome line goes back, no words
+            session.store.get(supersedes)  # the replaced drawer must exist (DrawerNotFound otherwise)
     index = session.store.allocate_append_indices(1)
     drawer = Drawer(
         id=append_drawer_id(wing, room, index),
@@ -96,7 +98,8 @@ def _add_drawer(session: ToolSession, args: Arguments) -> str:
 
 
 def _update_drawer(session: ToolSession, args: Arguments) -> str:
-    current = session.store.get(args.required_text("drawer_id"))
+    with silent(session.store, InternalRead.WRITE_DECISION):  # the reply names the id, never the old words
+        current = session.store.get(args.required_text("drawer_id"))
     for key, value in (("wing", current.wing), ("room", current.room)):
         asked = args.text(key)
         if asked is not None and asked != value:
@@ -124,7 +127,8 @@ def _delete_drawer(session: ToolSession, args: Arguments) -> str:
 def _delete_by_source(session: ToolSession, args: Arguments) -> str:
     source = args.required_text("source_file")
     dry_run = args.flag("dry_run")
-    matched = [d.id for d in session.store.list_drawers() if d.source_file == source]
+    with silent(session.store, InternalRead.WRITE_DECISION):  # ids and a count go back (dry run too), no words
+        matched = [d.id for d in session.store.list_drawers() if d.source_file == source]
     if dry_run:
         return f"would delete {len(matched)} drawer(s) mined from {source}" + "".join(f"\n  {i}" for i in matched)
     for drawer_id in matched:

@@ -15,6 +15,7 @@ from undercroft_store.kg.authority import canonical
 from undercroft_store.kg.facts import Fact
 from undercroft_store.kg.graph import KnowledgeGraph
 from undercroft_store.kg.receipts import ReceiptReport, fact_receipts
+from undercroft_store.read_audit import InternalRead, silent
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.errors import InvalidArgument, ToolRefused
@@ -31,9 +32,13 @@ def _facts(facts: list[Fact]) -> str:
 
 def _open_facts(graph: KnowledgeGraph, args: Arguments, subject: str, predicate: str, obj: str | None) -> list[Fact]:
     folded = predicate.casefold()
+    # The authority fence and the close's target lookup: the reply carries fact ids and the caller's own
+    # values, never the facts read here, so the read is the engine's and records nothing.
+    with silent(graph, InternalRead.POLICY_FENCE):
+        found = graph.query(subject, direction="outgoing")
     matches = [
         fact
-        for fact in graph.query(subject, direction="outgoing")
+        for fact in found
         if fact.active and fact.predicate.casefold() == folded and (obj is None or fact.object == obj)
     ]
     for fact in matches:

@@ -22,6 +22,7 @@ from undercroft_cli.mcp.tools.base import (
     integer,
     memory_block,
     number,
+    read_once,
     string,
 )
 from undercroft_cli.mcp.tools.search import SEARCH_NOTICE
@@ -115,7 +116,14 @@ def _list_hallways(session: ToolSession, args: Arguments) -> str:
     limit, offset = _page(args, default=100, high=500)
     wing = args.text("wing")
     wings = [wing] if wing is not None else sorted(session.store.stats().wings)  # stats exclude quarantine
-    found = [(w, h) for w in wings for h in hallways.hallways(session.store, w, limit=offset + limit)]
+    found = read_once(
+        session.store,
+        "hallways",
+        lambda: [(w, h) for w in wings for h in hallways.hallways(session.store, w, limit=offset + limit)],
+        subject=wing or "",
+        scope={"wing": wing},
+        count=len,
+    )  # one record for the call, however many wings it walked
     found.sort(key=lambda item: (-item[1].count, item[0], item[1].first, item[1].second))
     page = found[offset : offset + limit]
     if not page:

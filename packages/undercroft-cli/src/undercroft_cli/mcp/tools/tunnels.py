@@ -12,7 +12,7 @@ import json
 from undercroft_store import tunnels
 
 from undercroft_cli.mcp.arguments import Arguments
-from undercroft_cli.mcp.tools.base import ToolSession, ToolSpec, drawer_block, integer, string
+from undercroft_cli.mcp.tools.base import ToolSession, ToolSpec, drawer_block, integer, read_once, string
 
 __all__ = ["TUNNEL_TOOLS"]
 
@@ -43,14 +43,23 @@ def _delete(session: ToolSession, args: Arguments) -> str:
 def _follow(session: ToolSession, args: Arguments) -> str:
     wing, room = args.required_text("wing"), args.text("room")
     limit = args.integer("limit", default=10, low=1, high=100) or 10
+    followed = [
+        tunnel
+        for tunnel in tunnels.list_tunnels(session.store, wing=wing)
+        if room is None or (tunnel.from_room if tunnel.from_wing == wing else tunnel.to_room) in (None, room)
+    ]
+    reached = read_once(
+        session.store,
+        "tunnel",
+        lambda: [(t, tunnels.follow_tunnel(session.store, t.id, from_wing=wing, limit=limit)) for t in followed],
+        subject=wing,
+        scope={"from_wing": wing, "room": room},
+        count=lambda pairs: sum(len(drawers) for _, drawers in pairs),
+    )  # one record for the call, however many tunnels it followed
     blocks = []
-    for tunnel in tunnels.list_tunnels(session.store, wing=wing):
-        near_room = tunnel.from_room if tunnel.from_wing == wing else tunnel.to_room
-        if room is not None and near_room not in (None, room):
-            continue
+    for tunnel, drawers in reached:
         blocks.append(f"tunnel {tunnel.id}: {tunnel.label}")
-        for drawer in tunnels.follow_tunnel(session.store, tunnel.id, from_wing=wing, limit=limit):
-            blocks.append(drawer_block(drawer, full=False))
+        blocks.extend(drawer_block(drawer, full=False) for drawer in drawers)
     return "\n".join(blocks) or f"no tunnels from {wing}"
 
 
