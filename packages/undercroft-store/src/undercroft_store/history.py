@@ -1,9 +1,13 @@
 """A read-only view of the audit trail: each record's label, time and height — never content, never a tag.
 
-`history(store, drawer_id=…, prefixes=…)` replays the whole chain under this handle's keys before it answers,
-so a label is shown only from a trail that reproduces the committed head (an edited, removed or reordered
-row refuses with `HistoryRefused`, an integrity verdict). Labels are the store's own (``drawer/<id>``,
-``delete/<id>``, ``tunnel/<id>``, ``kg/<id>`` …); the caller chooses which namespaces it may show.
+`history(store, drawer_id=…, prefixes=…)` decides from audit labels, so it reads them through the one label
+guard (`undercroft_store.label_guard`) like every other label-deciding reader: the handle's guard syncs, then
+its `replayed_rows` hands back the whole trail checked against the replayed head, all in one snapshot with
+the quarantine residency it filters by. A label is shown only from a trail that reproduces the committed head
+(an edited, removed, relabelled or reordered row refuses with `HistoryRefused` — a `LabelGuardRefused`, so
+also ``ChainBroken`` and an integrity verdict). Labels are the store's own (``drawer/<id>``, ``delete/<id>``,
+``tunnel/<id>``, ``kg/<id>`` …); the caller chooses which namespaces it may show. History is not a read door
+(labels, times and heights, never content): it appends no ``read/`` record.
 
 By default, records naming a drawer resident in the quarantine wing (``drawer/<id>``, ``delete/<id>``) are
 left out: which of the vault's ids sit in the review queue is itself operator-only. Residual, stated: a
@@ -17,11 +21,10 @@ from typing import TYPE_CHECKING
 
 from undercroft_core.ids import validate_drawer_id
 from undercroft_core.vocabulary import QUARANTINE_WING
-from undercroft_vault import constant_time_equal, replay
 
-from undercroft_store._internal.opening import read_audit_rows
-from undercroft_store.errors import InvalidDrawer, StoreIntegrityError
+from undercroft_store.errors import InvalidDrawer
 from undercroft_store.kg._internal.txn import readable
+from undercroft_store.label_guard import LabelGuardRefused, label_guard
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -34,7 +37,7 @@ __all__ = ["DRAWER_LABELS", "HistoryRecord", "HistoryRefused", "history"]
 DRAWER_LABELS = ("drawer/", "delete/")
 
 
-class HistoryRefused(StoreIntegrityError):
+class HistoryRefused(LabelGuardRefused):
     """The audit trail does not replay to the committed head: no label is shown from it (exit 2)."""
 
 
@@ -68,20 +71,24 @@ def history(
             raise InvalidDrawer(str(error)) from None
     wanted = None if prefixes is None else tuple(prefixes)
     connection = context.connection
-    rows = read_audit_rows(connection)
-    stored = connection.execute("SELECT head, height FROM chain_meta WHERE id = 1").fetchone()
-    if (
-        stored is None
-        or len(rows) != int(stored[1])
-        or not constant_time_equal(replay(context.keys, rows), bytes(stored[0]))
-    ):
-        raise HistoryRefused(
-            f"vault {context.vault_id!r}: the audit trail does not reproduce the committed head; "
-            "no label is shown from it (run undercroft verify)"
-        )
-    held: set[str] = set()
-    if not include_quarantine:
-        held = {str(r[0]) for r in connection.execute("SELECT id FROM drawers WHERE wing = ?", (QUARANTINE_WING,))}
+    own = not connection.in_transaction  # one snapshot: the guard's sync, the rows and the residency
+    if own:
+        connection.execute("BEGIN")
+    try:
+        try:
+            rows = label_guard(context).replayed_rows()
+        except LabelGuardRefused as refused:
+            raise HistoryRefused(
+                f"vault {context.vault_id!r}: the audit trail does not reproduce the committed head; "
+                "no label is shown from it (run undercroft verify)"
+            ) from refused
+        held: set[str] = set()
+        if not include_quarantine:
+            sql = "SELECT id FROM drawers WHERE wing = ?"
+            held = {str(r[0]) for r in connection.execute(sql, (QUARANTINE_WING,))}
+    finally:
+        if own:
+            connection.execute("COMMIT")
     records: list[HistoryRecord] = []
     for height, row in enumerate(rows, start=1):
         record = HistoryRecord(row.record_id, row.at, height)

@@ -24,14 +24,20 @@ from undercroft_vault import AuditRow, Domain, IntegrityFailure, SigningIdentity
 from undercroft_store._internal.context import VaultContext
 from undercroft_store._internal.governance import audited, check_writable, context_of, open_blind
 from undercroft_store._internal.governance_tables import QUEUE_TABLE
-from undercroft_store._internal.opening import read_audit_rows
 from undercroft_store._internal.read_door import audited_read
 from undercroft_store._internal.reading import SELECT_BY_ID, verified_drawer
 from undercroft_store._internal.vectors import unpack_row
 from undercroft_store.errors import DrawerNotFound, EmbeddingRefused, Error
 from undercroft_store.forgetting import ForgetReceipt, forget
 from undercroft_store.label_guard import label_guard
-from undercroft_store.quarantine import RULING_PREFIX, QueueEntry, QueueTampered, destination_digest, read_queue
+from undercroft_store.quarantine import (
+    QUARANTINE_PREFIX,
+    RULING_PREFIX,
+    QueueEntry,
+    QueueTampered,
+    destination_digest,
+    read_queue,
+)
 from undercroft_store.screening import Bypass, BypassReason
 from undercroft_store.writes import DrawerWrite, delete_within, write_drawers
 
@@ -105,8 +111,22 @@ def ruling_tag(context: VaultContext, verdict: str, entry: QueueEntry, at: str) 
 
 
 def _queue(context: VaultContext) -> list[QueueEntry]:
-    label_guard(context)  # the chain replays under this handle before any label decides anything
-    return read_queue(context, read_audit_rows(context.connection))
+    """The verified queue, decided from the labels the guard holds — never from audit rows re-read raw.
+
+    Only the newest ``quarantine/<slot>`` and ``ruling/<slot>`` records decide (and their chain order), so
+    the guard's `ordered` hands exactly those, each checked under the per-key invariant: a queue label edited,
+    relabelled or removed beneath a handle that already replayed refuses. One snapshot holds the guard's sync,
+    its rows and the queue table read against them.
+    """
+    connection = context.connection
+    own = not connection.in_transaction
+    if own:
+        connection.execute("BEGIN")
+    try:
+        return read_queue(context, label_guard(context).ordered(QUARANTINE_PREFIX, RULING_PREFIX))
+    finally:
+        if own:
+            connection.execute("COMMIT")
 
 
 @audited_read("admission-queue", subject=lambda a: "")
