@@ -34,7 +34,6 @@ NOT_SHIPPED = {
     "serve-http": "the HTTP server and /v1 are a later issue",
     "assert-header": "per-tenant assertions belong to serve-http",
     "refine": "local-LLM extraction is a later issue",
-    "taxonomy": "not in this increment (stats carries wings and rooms)",
 }
 
 

@@ -81,3 +81,20 @@ def test_integrity_verdicts_exit_2_on_every_command(home: Path, capsys: pytest.C
         code, _, err = _run(capsys, *args)
         assert code == 2, args
         assert "integrity" in err
+
+
+def test_taxonomy_counts_wings_and_rooms_and_never_content(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _run(capsys, "init")
+    for text, wing, room in [("alpha words", "backend", "decisions"), ("beta words", "backend", "decisions"),
+                             ("gamma words", "backend", "incidents"), ("delta words", "life", "car")]:
+        assert _run(capsys, "remember", text, "--wing", wing, "--room", room)[0] == 0
+    code, out, _ = _run(capsys, "taxonomy", "--json")
+    assert code == 0
+    assert json.loads(out) == {
+        "taxonomy": {"backend": {"decisions": 2, "incidents": 1}, "life": {"car": 1}},
+        "quarantined": 0,
+    }
+    code, out, _ = _run(capsys, "taxonomy")
+    assert code == 0 and "backend  (3)" in out and "  incidents: 1" in out
+    assert "words" not in out
+    assert _run(capsys, "taxonomy", "--vault", "missing")[0] == 1

@@ -10,7 +10,7 @@ from undercroft_store import DEFAULT_VAULT
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
 
-__all__ = ["stats_command", "verify_command"]
+__all__ = ["stats_command", "taxonomy_command", "verify_command"]
 
 
 @click.command("verify")
@@ -34,4 +34,25 @@ def stats_command(vault: str, as_json: bool) -> int:
     with open_store(vault, read_only=True) as store:
         stats = store.stats()
     click.echo(json.dumps(stats.to_dict(), ensure_ascii=False) if as_json else stats.render())
+    return EXIT_OK
+
+
+@click.command("taxonomy")
+@click.option("--vault", default=DEFAULT_VAULT, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def taxonomy_command(vault: str, as_json: bool) -> int:
+    """Wing → room → drawer counts (labels only, never content; the quarantine wing shows its count alone)."""
+    with open_store(vault, read_only=True) as store:
+        stats = store.stats()
+    tree = stats.taxonomy()
+    if as_json:
+        payload: dict[str, object] = {"taxonomy": tree, "quarantined": stats.quarantined}
+        click.echo(json.dumps(payload, ensure_ascii=False))
+        return EXIT_OK
+    for wing, rooms in tree.items():
+        click.echo(f"{wing}  ({sum(rooms.values())})")
+        for room, count in rooms.items():
+            click.echo(f"  {room}: {count}")
+    if stats.quarantined:
+        click.echo(f"quarantine-pending  ({stats.quarantined}, operator review: undercroft admission list)")
     return EXIT_OK

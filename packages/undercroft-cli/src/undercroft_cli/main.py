@@ -16,7 +16,7 @@ from undercroft_cli.daemon_command import daemon_group
 from undercroft_cli.drawer_commands import drawer_group, remember_command
 from undercroft_cli.forget_command import forget_command, verify_forgetting_command
 from undercroft_cli.hooks_command import hooks_group
-from undercroft_cli.integrity_commands import stats_command, verify_command
+from undercroft_cli.integrity_commands import stats_command, taxonomy_command, verify_command
 from undercroft_cli.kg_command import kg_group
 from undercroft_cli.memory_commands import (
     check_dup_command,
@@ -57,6 +57,7 @@ cli.add_command(remember_command)
 cli.add_command(drawer_group)
 cli.add_command(verify_command)
 cli.add_command(stats_command)
+cli.add_command(taxonomy_command)
 cli.add_command(search_command)
 # Rotation, backup, repair (issue 6 §8–9).
 vault_group.add_command(rotate_command)

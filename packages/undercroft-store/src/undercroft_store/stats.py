@@ -37,6 +37,14 @@ class VaultStats:
     embedder: str | None
     unhealed: list[str] = field(default_factory=list)
 
+    def taxonomy(self) -> dict[str, dict[str, int]]:
+        """Wing → room → drawers, from the ``wing/room`` counts (the quarantine wing's rooms excluded)."""
+        tree: dict[str, dict[str, int]] = {wing: {} for wing in sorted(self.wings)}
+        for key, count in sorted(self.rooms.items()):
+            wing, _, room = key.partition("/")
+            tree.setdefault(wing, {})[room] = count
+        return tree
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping."""
         return asdict(self)

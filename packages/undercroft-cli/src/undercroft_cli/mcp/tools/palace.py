@@ -25,12 +25,8 @@ def _wings(stats: VaultStats) -> dict[str, int]:
 
 
 def taxonomy(stats: VaultStats) -> dict[str, dict[str, int]]:
-    """Wing → room → drawers, from the stats' ``wing/room`` counts (quarantine rooms excluded)."""
-    tree: dict[str, dict[str, int]] = {wing: {} for wing in sorted(stats.wings)}
-    for key, count in sorted(stats.rooms.items()):
-        wing, _, room = key.partition("/")
-        tree.setdefault(wing, {})[room] = count
-    return tree
+    """Wing → room → drawers (quarantine rooms excluded): the store's one taxonomy."""
+    return stats.taxonomy()
 
 
 def _status(session: ToolSession, args: Arguments) -> str:
