@@ -91,10 +91,17 @@ def raw_tag_open(drawers: list[Drawer]) -> float:
     """Per record: HMAC tag check, then open the sealed content and the sealed embedding (verify's floor)."""
     keys = derive_vault_keys(SecretBytes(os.urandom(32)), "bench", os.urandom(32))
     sealer = Sealer(keys)
-    embedding = os.urandom(388)
+    # Real packed hash embeddings (they compress, so opening one inflates it, as in a vault).
+    codes = HashEmbedder().embed_int8([d.content for d in drawers[:64]])
+    scales = codes.scales.astype("<f4")
+    packed = [scales[i].tobytes() + codes.codes[i].tobytes() for i in range(len(scales))]
     rows = [
-        (d.id, sealer.seal(Domain.content(d.id), d.content.encode()), sealer.seal(Domain.embedding(d.id), embedding))
-        for d in drawers
+        (
+            d.id,
+            sealer.seal(Domain.content(d.id), d.content.encode()),
+            sealer.seal(Domain.embedding(d.id), packed[i % len(packed)]),
+        )
+        for i, d in enumerate(drawers)
     ]
     start = time.perf_counter()
     for drawer_id, content, sealed_embedding in rows:

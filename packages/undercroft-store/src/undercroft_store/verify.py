@@ -37,8 +37,6 @@ from undercroft_store.trust import check_trust_rows
 
 __all__ = ["VerifyReport", "verify_vault"]
 
-_MIRRORS = ("wing", "room", "kind", "supersedes")
-
 
 @dataclass
 class VerifyReport:
@@ -152,7 +150,8 @@ def _check_drawers(context: VaultContext, report: VerifyReport) -> dict[str, byt
                 except IntegrityFailure:
                     report.embedding_failures.append(drawer_id)
             document = json.loads(meta)
-            if (wing, room, kind, supersedes) != tuple(document.get(key) for key in _MIRRORS):
+            mirrored = (document.get("wing"), document.get("room"), document.get("kind"), document.get("supersedes"))
+            if (wing, room, kind, supersedes) != mirrored:
                 report.mirror_drift.append(drawer_id)
         report.records_checked += len(rows)
     return live
