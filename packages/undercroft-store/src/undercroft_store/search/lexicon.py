@@ -153,11 +153,12 @@ class Lexicon:
         return found
 
     def _entry(self, bag: TermBag, room: str) -> LexicalEntry:
-        cells = np.fromiter(
-            ((self._intern(term) << _COUNT_BITS) | count for term, count in bag.counts.items()),
-            dtype=np.int64,
-            count=len(bag.counts),
-        )
+        vocabulary = self._vocabulary
+        for term in bag.counts:
+            if term not in vocabulary:
+                self._intern(term)
+        ids = np.array([vocabulary[term] for term in bag.counts], dtype=np.int64)
+        cells = (ids << _COUNT_BITS) | np.array(list(bag.counts.values()), dtype=np.int64)
         scripts = self._scripts.setdefault(bag.scripts, bag.scripts)
         return LexicalEntry(np.sort(cells).tobytes(), bag.length, scripts, room)
 
