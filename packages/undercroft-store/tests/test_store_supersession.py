@@ -39,3 +39,28 @@ def test_supersede_lists_verdicts_and_live_at(palace: Palace, home: Path) -> Non
         assert supersessions(store)[0].verdict == "tampered"
         surfaces = store.verify().surfaces
         assert surfaces is not None and surfaces.tampered == [f"supersession {link.drawer_id}"]
+
+
+def test_a_diverted_supersession_links_under_the_id_it_aims_at(palace: Palace) -> None:
+    """The screen diverts the superseding text: the link (same commit) names the id it aims at; allow lands it."""
+    from undercroft_config.values import Admission
+    from undercroft_core.vocabulary import QUARANTINE_WING
+    from undercroft_store.admission import AdmissionPolicy, load_fixtures
+    from undercroft_store.quarantine import install_gate
+    from undercroft_store.rulings import allow, list_admissions
+
+    with palace.open_vault("default", HashEmbedder()) as store:
+        [old] = store.remember("The VPN gateway is vpn-1", wing="ops", room="net", added_by="t")
+        install_gate(store, AdmissionPolicy(mode=Admission.QUARANTINE))
+        link = supersede_drawer(store, old.id, load_fixtures()[0].text, added_by="t")
+        [item] = list_admissions(store)
+        assert item.entry.intended_id == link.drawer_id != item.entry.drawer_id
+        resident = store.get(item.entry.drawer_id, wing=QUARANTINE_WING)
+        assert resident.supersedes == old.id
+        assert [(s.drawer_id, s.verdict) for s in supersessions(store)] == [(link.drawer_id, "verified")]
+        report = store.verify()
+        assert report.ok and report.surfaces is not None and report.surfaces.supersession_gaps == [], report.render()
+        allow(store, item.entry.drawer_id)
+        assert store.get(link.drawer_id).supersedes == old.id
+        report = store.verify()
+        assert report.ok and report.surfaces is not None and report.surfaces.supersession_gaps == [], report.render()

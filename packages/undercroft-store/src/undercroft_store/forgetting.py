@@ -3,10 +3,13 @@
 `forget(target, ids, *, signer=None, reason="operator", admission_ruling=False) -> ForgetReceipt` verifies
 each drawer, takes the UNKEYED SHA-256 of its content (a data subject checks it against words they hold,
 without the vault key), destroys the drawers through the choke point's delete path (keyed tombstones and
-one contiguous run of ``delete/<id>`` audit records), then appends one ``forget/<sha256(body)>`` record
-whose tag is keyed over the receipt body. The receipt carries the ids, the fingerprints, the chain heads
-before and after the tombstone interval, the interval itself, and optionally a signature made with the
-vault library's signing identity over the body.
+one contiguous run of ``delete/<id>`` audit records) and appends one ``forget/<sha256(body)>`` record whose
+tag is keyed over the receipt body — all in ONE ``BEGIN IMMEDIATE`` transaction (the head after the
+tombstones is folded inside it, before the commit), the manifest anchored after. A crash leaves the drawers
+and no record, or the erasure with its record: never an erasure without its receipt. The receipt carries the
+ids, the fingerprints, the chain heads before and after the tombstone interval, the interval itself, and
+optionally a signature made with the vault library's signing identity over the body. `forget_within` runs
+the same inside a caller's transaction (an admission deny commits its ruling with the erasure).
 
 `verify_forgetting(target, receipt, *, pinned_sender=None) -> ForgettingVerdict` replays it:
 
@@ -27,9 +30,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+import undercroft_obs as obs
 from undercroft_core.errors import InvalidInput
 from undercroft_core.ids import validate_drawer_id
 from undercroft_core.vocabulary import QUARANTINE_WING
+from undercroft_obs import names
 from undercroft_vault import (
     GENESIS,
     AuditRow,
@@ -43,7 +48,7 @@ from undercroft_vault import (
     verify_bundle_manifest,
 )
 
-from undercroft_store._internal.chain_append import anchor_now, append_in_transaction
+from undercroft_store._internal.chain_append import committed_head
 from undercroft_store._internal.context import VaultContext
 from undercroft_store._internal.forget_receipt import (
     FORGET_LABEL_PREFIX,
@@ -54,10 +59,11 @@ from undercroft_store._internal.forget_receipt import (
     parse_receipt,
 )
 from undercroft_store._internal.reading import SELECT_BY_ID, verified_drawer
+from undercroft_store._internal.transaction import audited
 from undercroft_store.errors import DrawerNotFound, InvalidDrawer, ReadOnlyStore, StoreClosed
 from undercroft_store.label_guard import label_guard
 from undercroft_store.store import VaultStore
-from undercroft_store.writes import delete_drawers
+from undercroft_store.writes import delete_within
 
 __all__ = [
     "FORGET_LABEL_PREFIX",
@@ -68,6 +74,7 @@ __all__ = [
     "ForgottenDrawer",
     "InvalidReceipt",
     "forget",
+    "forget_within",
     "verify_forgetting",
 ]
 
@@ -175,14 +182,6 @@ def _heads_at(context: VaultContext, rows: Sequence[AuditRow], *heights: int) ->
     return found
 
 
-def _interval(rows: Sequence[AuditRow], ids: Sequence[str]) -> int:
-    labels = [f"delete/{drawer_id}" for drawer_id in ids]
-    for start in range(len(rows) - len(labels), -1, -1):
-        if [row.record_id for row in rows[start : start + len(labels)]] == labels:
-            return start
-    raise DrawerNotFound("the tombstone records of this forget are not in the audit trail")  # not reachable
-
-
 def forget(
     target: VaultStore | VaultContext,
     ids: Sequence[str],
@@ -195,13 +194,44 @@ def forget(
 
     ``admission_ruling=True`` is for an admission ``deny`` only: it is the one door that may destroy a
     drawer resident in the quarantine wing. A drawer that fails its HMAC is refused (its fingerprint
-    would attest to bytes nobody wrote). Nothing is destroyed unless every id verifies.
+    would attest to bytes nobody wrote). Nothing is destroyed unless every id verifies. ONE transaction
+    holds the tombstones, their ``delete/<id>`` records and the ``forget/<digest>`` record: a crash leaves
+    either the drawers and no receipt record, or neither.
     """
     context = _context_of(target)
     if context.read_only:
         raise ReadOnlyStore(f"vault {context.vault_id!r} is open read-only: forget is refused")
     wanted, why = _check_ids(ids), _check_reason(reason)
-    label_guard(context)  # decide nothing on a chain that does not replay (the one label door)
+    with audited(context) as records:
+        receipt = forget_within(context, records, wanted, signer=signer, reason=why, admission_ruling=admission_ruling)
+    for _ in wanted:  # the delete path's signals, after the commit as it emits them
+        obs.increment(names.DRAWER_DELETES_TOTAL)
+        obs.emit(names.EVENT_DRAWER_DELETED, vault=context.vault_id)
+    return receipt
+
+
+def forget_within(
+    context: VaultContext,
+    records: list[AuditRow],
+    ids: Sequence[str],
+    *,
+    signer: SigningIdentity | None = None,
+    reason: str = "operator",
+    admission_ruling: bool = False,
+) -> ForgetReceipt:
+    """`forget` inside the CALLER's open `audited` transaction (an admission deny rules in the same commit).
+
+    Verifies and destroys ``ids``, appends their ``delete/<id>`` records and the ``forget/<digest>`` record
+    to ``records`` (after whatever the caller already appended: the heads fold the committed head through
+    those pending records, exactly as the commit will), and returns the receipt — void unless the caller's
+    transaction commits.
+    """
+    if not context.connection.in_transaction:
+        raise InvalidDrawer("forget_within must run inside a write transaction")
+    wanted, why = _check_ids(ids), _check_reason(reason)
+    # Decide nothing on a chain that does not replay (the one label door): the whole trail, in this snapshot,
+    # so a row relabelled beneath a handle that already replayed refuses BEFORE anything is destroyed.
+    label_guard(context).replayed_rows()
     forgotten = []
     for drawer_id in wanted:
         row = context.connection.execute(SELECT_BY_ID, (drawer_id,)).fetchone()
@@ -211,36 +241,29 @@ def forget(
         if drawer.wing == QUARANTINE_WING and not admission_ruling:
             raise InvalidDrawer(f"drawer {drawer_id} is in {QUARANTINE_WING!r}: rule on it with admission deny")
         forgotten.append(ForgottenDrawer(drawer_id, hashlib.sha256(drawer.content.encode("utf-8")).hexdigest()))
-    delete_drawers(context, wanted, allow_quarantine=admission_ruling)
-    rows = label_guard(context).replayed_rows()
-    start = _interval(rows, wanted)
-    end = start + len(wanted)
-    heads = _heads_at(context, rows, start, end)
+    head, start = committed_head(context)
+    for pending in records:
+        head = chain_step(context.keys, head, pending)
+    start += len(records)
+    # The quarantine wing was refused above, in this same transaction, unless this is a ruling.
+    tombstones = delete_within(context, wanted, context.now())
+    before = head
+    for tombstone in tombstones:
+        head = chain_step(context.keys, head, tombstone)
     body = ReceiptBody(
         vault=context.vault_id,
         generation=context.manifest.generation,
         forgotten=tuple(forgotten),
         interval_start=start,
-        interval_end=end,
-        head_before=heads[start].hex(),
-        head_after=heads[end].hex(),
+        interval_end=start + len(tombstones),
+        head_before=before.hex(),
+        head_after=head.hex(),
         at=context.now(),
         reason=why,
     )
-    canonical = body.canonical()
-    record = AuditRow(body.label, compute_tag(context.keys, body.label, canonical, b""), body.at)
-    connection = context.connection
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        head, height = append_in_transaction(context, [record])
-        connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        raise
-    context.generation += 1
-    anchor_now(context, head, height)
-    return ForgetReceipt(body, height, _sign(body, signer) if signer is not None else None)
+    record = AuditRow(body.label, compute_tag(context.keys, body.label, body.canonical(), b""), body.at)
+    records += [*tombstones, record]
+    return ForgetReceipt(body, body.interval_end + 1, _sign(body, signer) if signer is not None else None)
 
 
 def _sign(body: ReceiptBody, signer: SigningIdentity) -> dict[str, Any]:

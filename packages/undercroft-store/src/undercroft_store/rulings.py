@@ -7,9 +7,10 @@ queue row is re-read (a raced ruling refuses) and the destination's keyed digest
 deleted since the text was queued refuses with `DestinationMoved` — then the resident is deleted (tombstone
 + ``delete/<slot>``), the queue row removed, the drawer written to its destination with its stored vector
 (``drawer/<id>``), and a ``ruling/<slot>`` record appended whose tag is keyed over the verdict.
-`deny(store, slot, signer=None)` destroys the resident through attested forgetting (`forgetting.forget`
-with ``admission_ruling=True``), then removes the queue row and appends the ``ruling/<slot>`` deny record,
-and returns the receipt. Every decision reads labels through the label guard.
+`deny(store, slot, signer=None)` destroys the resident through attested forgetting
+(`forgetting.forget_within` with ``admission_ruling=True``), removes the queue row and appends the
+``ruling/<slot>`` deny record in the SAME transaction as the erasure and its ``forget/`` record, and returns
+the receipt. Every decision reads labels through the label guard.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
+import undercroft_obs as obs
 from undercroft_core.drawer import canonical_json
 from undercroft_core.vocabulary import QUARANTINE_WING
+from undercroft_obs import names
 from undercroft_vault import AuditRow, Domain, IntegrityFailure, SigningIdentity, compute_tag, constant_time_equal
 
 from undercroft_store._internal.context import VaultContext
@@ -28,7 +31,7 @@ from undercroft_store._internal.read_door import audited_read
 from undercroft_store._internal.reading import SELECT_BY_ID, verified_drawer
 from undercroft_store._internal.vectors import unpack_row
 from undercroft_store.errors import DrawerNotFound, EmbeddingRefused, Error
-from undercroft_store.forgetting import ForgetReceipt, forget
+from undercroft_store.forgetting import ForgetReceipt, forget_within
 from undercroft_store.label_guard import label_guard
 from undercroft_store.quarantine import (
     QUARANTINE_PREFIX,
@@ -209,23 +212,32 @@ def allow(store: object, slot: str) -> Ruling:
 def deny(store: object, slot: str, *, signer: SigningIdentity | None = None) -> Ruling:
     """Destroy the queued text through attested forgetting and log the deny ruling; returns the receipt.
 
-    Two commits (forget's own, then the ruling): a crash between them leaves a queue row without a
-    resident, which verify names and a second ``deny`` finishes (it then carries no new receipt).
+    ONE transaction: the resident's tombstone and ``delete/<slot>``, the ``forget/<digest>`` record, the
+    queue row's removal and the ``ruling/<slot>`` record commit together, so a receipt exists iff the
+    resident is gone. A queue row left without a resident by an older build (which committed the two
+    apart) is still finished by ``deny``, with no new receipt.
     """
     context = context_of(store)
     check_writable(context)
     entry = _find(context, slot)
-    resident = context.connection.execute("SELECT wing FROM drawers WHERE id = ?", (slot,)).fetchone()
     receipt: ForgetReceipt | None = None
-    if resident is not None:
-        if resident[0] != QUARANTINE_WING:
-            raise QueueTampered(f"queue entry {slot} names a drawer outside the review wing (run undercroft verify)")
-        receipt = forget(context, [slot], signer=signer, reason="admission-deny", admission_ruling=True)
     with audited(context) as records:
         current = context.connection.execute(f"SELECT tag FROM {QUEUE_TABLE} WHERE drawer_id = ?", (slot,)).fetchone()  # noqa: S608
         if current is None or not constant_time_equal(bytes(current[0]), entry.tag):
             raise RulingRaced(f"queue entry {slot} changed before the ruling committed; list the queue again")
+        resident = context.connection.execute("SELECT wing FROM drawers WHERE id = ?", (slot,)).fetchone()
+        if resident is not None:
+            if resident[0] != QUARANTINE_WING:
+                raise QueueTampered(
+                    f"queue entry {slot} names a drawer outside the review wing (run undercroft verify)"
+                )
+            receipt = forget_within(
+                context, records, [slot], signer=signer, reason="admission-deny", admission_ruling=True
+            )
         context.connection.execute(f"DELETE FROM {QUEUE_TABLE} WHERE drawer_id = ?", (slot,))  # noqa: S608
         at = context.now()
         records.append(AuditRow(RULING_PREFIX + slot, ruling_tag(context, "deny", entry, at), at))
+    if receipt is not None:  # the delete path's signals, after the commit
+        obs.increment(names.DRAWER_DELETES_TOTAL)
+        obs.emit(names.EVENT_DRAWER_DELETED, vault=context.vault_id)
     return Ruling("deny", slot, entry.intended_id, None, at, receipt)

@@ -1,9 +1,10 @@
 """Drawer supersession: a drawer replaces another, with a keyed receipt over the superseded words and a time.
 
 `supersede_drawer` files the new drawer through the write choke point (its HMAC-covered ``supersedes``
-names the old one) and then records the link row: the superseded id, a provenance fingerprint of the
-superseded content (keyed with the blind-index secret, so it survives rotation) and the supersession time,
-tagged ``supersession/<new id>`` and audited. `live_at` uses the times to answer what was live at an
+names the old one) and, in that same ``BEGIN IMMEDIATE`` transaction (the choke point's ``within`` hook),
+records the link row: the superseded id, a provenance fingerprint of the superseded content (keyed with the
+blind-index secret, so it survives rotation) and the supersession time, tagged ``supersession/<new id>``
+and audited. `live_at` uses the times to answer what was live at an
 instant; `supersessions` lists each link with a verdict.
 """
 
@@ -19,12 +20,13 @@ from undercroft_vault import AuditRow, compute_tag, constant_time_equal
 
 from undercroft_store._internal.context import VaultContext
 from undercroft_store._internal.read_door import InternalRead, audited_read, silent
+from undercroft_store._internal.reading import SELECT_BY_ID, verified_drawer
 from undercroft_store.errors import DrawerNotFound, RecordTampered
-from undercroft_store.kg._internal.txn import audited, open_blind, readable
+from undercroft_store.kg._internal.txn import open_blind, readable
 from undercroft_store.kg.errors import InvalidSurfaceInput
 from undercroft_store.kg.facts import normalise_instant
 from undercroft_store.screening import Screen
-from undercroft_store.writes import DrawerWrite
+from undercroft_store.writes import DrawerWrite, write_drawers
 
 if TYPE_CHECKING:
     from undercroft_store.store import VaultStore
@@ -57,13 +59,17 @@ def _receipt(context: VaultContext, drawer_id: str, content: str) -> str:
 
 
 def supersede_drawer(store: VaultStore, old_id: str, text: str, *, added_by: str) -> Supersession:
-    """File `text` as a new drawer in the old one's wing and room that supersedes it, and record the link."""
+    """File `text` as a new drawer in the old one's wing and room that supersedes it, and record the link.
+
+    ONE write transaction holds the new drawer, its ``drawer/<id>`` record, the link row and its
+    ``supersession/<id>`` record (the link rides the choke point's ``within`` hook): a crash leaves both or
+    neither. The receipt is taken over the superseded words as read inside that transaction.
+    """
     with silent(store, InternalRead.WRITE_DECISION):
         old = store.get(old_id)
     if not isinstance(text, str) or not text.strip():
         raise InvalidSurfaceInput("the superseding text must not be empty")
     context = store._context
-    receipt = _receipt(context, old.id, old.content)
     index = store.allocate_append_indices(1)
     drawer = Drawer(
         id=append_drawer_id(old.wing, old.room, index),
@@ -77,19 +83,29 @@ def supersede_drawer(store: VaultStore, old_id: str, text: str, *, added_by: str
         kind=old.kind,
         supersedes=old.id,
     )
-    [written] = store.write([DrawerWrite(drawer)], screening=Screen())
-    with audited(context) as records:
-        at = context.now()
+    linked: list[str] = []
+
+    def link(at: str) -> list[AuditRow]:
+        # Re-read inside the transaction: the receipt covers the words superseded at the commit.
+        row = context.connection.execute(SELECT_BY_ID, (old.id,)).fetchone()
+        if row is None:
+            raise DrawerNotFound(f"drawer {old.id} was deleted before the supersession committed")
+        current = verified_drawer(context, row[0], bytes(row[1]), bytes(row[2]), bytes(row[3]))
+        receipt = _receipt(context, current.id, current.content)
         meta = json.dumps(
             {"at": at, "receipt": receipt, "superseded": old.id}, sort_keys=True, separators=(",", ":")
         ).encode("ascii")
-        tag = supersession_tag(context, written.id, meta)
+        tag = supersession_tag(context, drawer.id, meta)
         context.connection.execute(
             "INSERT INTO supersessions (drawer_id, superseded_id, meta_json, tag) VALUES (?, ?, ?, ?)",
-            (written.id, old.id, meta, tag),
+            (drawer.id, old.id, meta, tag),
         )
-        records.append(AuditRow(f"supersession/{written.id}", tag, at))
-    return Supersession(written.id, old.id, at, "verified")
+        linked.append(at)
+        return [AuditRow(f"supersession/{drawer.id}", tag, at)]
+
+    # A write the admission screen diverts still links under the id it aims at: allow lands it there.
+    write_drawers(context, [DrawerWrite(drawer)], screening=Screen(), within=link)
+    return Supersession(drawer.id, old.id, linked[0], "verified")
 
 
 def supersessions(store: VaultStore) -> list[Supersession]:

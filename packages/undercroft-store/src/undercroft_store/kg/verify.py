@@ -5,6 +5,9 @@ against the HMAC-covered meta, and its tag against the newest audit record namin
 written back is ``stale``; a row no record names is ``unlabelled``; a record naming no row is an
 ``orphan``; a tunnel present after its recorded deletion is ``resurrected``). Receipts: a cited fact whose
 source drawer fails its HMAC is a failure; changed or deleted sources are reported, not failed.
+Supersession gaps: a filed drawer whose covered meta names ``supersedes`` with no link row keyed by its id
+(or a link naming another drawer) is reported, not failed — an older build committed the link apart from the
+drawer, and a save naming ``supersedes`` outside `supersede_drawer` records no link.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_vault import AuditRow, IntegrityFailure, constant_time_equal
 
 from undercroft_store._internal.context import VaultContext
@@ -37,6 +41,8 @@ class SurfaceVerdict:
     orphans: list[str] = field(default_factory=list)
     resurrected: list[str] = field(default_factory=list)
     receipts: dict[str, int] = field(default_factory=dict)
+    #: ``"drawer <id> supersedes <old>: …"`` — reported, not failed (see the module docstring).
+    supersession_gaps: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -63,6 +69,8 @@ class SurfaceVerdict:
             out += [f"  {title.split()[1].upper()}: {item}" for item in items]
         counts = ", ".join(f"{count} {verdict}" for verdict, count in self.receipts.items())
         out.append(f"fact receipts:    {counts or 'none cited'}")
+        out.append(f"supersede gaps:   {len(self.supersession_gaps)} (reported, not failed)")
+        out += [f"  GAP: {gap}" for gap in self.supersession_gaps]
         return out
 
 
@@ -85,6 +93,27 @@ def _label(verdict: SurfaceVerdict, newest: dict[str, tuple[str, bytes]], label:
         verdict.resurrected.append(name)
     elif not bad and not constant_time_equal(record[1], tag):
         verdict.stale.append(name)
+
+
+# The mirror selects (a mirror that disagrees with its covered meta is the drift leg's failure); the covered
+# meta decides. Quarantine residents are not filed: their supersedes is pending review.
+_SUPERSEDING = """SELECT d.id, d.meta_json, s.superseded_id FROM drawers d
+    LEFT JOIN supersessions s ON s.drawer_id = d.id WHERE d.supersedes IS NOT NULL AND d.wing != ?"""
+
+
+def _supersession_gaps(context: VaultContext) -> list[str]:
+    gaps: list[str] = []
+    for drawer_id, meta, linked in context.connection.execute(_SUPERSEDING, (QUARANTINE_WING,)):
+        try:
+            document = json.loads(bytes(meta))
+        except ValueError:
+            continue  # not a drawer record: its HMAC leg fails it
+        named = document.get("supersedes") if isinstance(document, dict) else None
+        if named is None or linked == named:
+            continue
+        found = "no link row" if linked is None else f"its link names {linked}"
+        gaps.append(f"drawer {drawer_id} supersedes {named}: {found}")
+    return gaps
 
 
 def check_surfaces(context: VaultContext, rows: list[AuditRow]) -> SurfaceVerdict:
@@ -135,6 +164,7 @@ def check_surfaces(context: VaultContext, rows: list[AuditRow]) -> SurfaceVerdic
         elif json.loads(bytes(meta)).get("superseded") != superseded_id:
             verdict.mirror_drift.append(f"supersession {drawer_id}")
         _label(verdict, newest, f"supersession/{drawer_id}", bytes(tag), not good)
+    verdict.supersession_gaps = _supersession_gaps(context)
     verdict.orphans += [label.replace("/", " ", 1) for label, (prefix, _) in newest.items() if prefix != "tunneldel"]
     verdict.receipts = check_receipts(context).counts
     return verdict
