@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime
+from functools import partial
 from typing import Final, Literal
 
 import numpy as np
@@ -66,10 +67,16 @@ class Searcher:
         gate: float | Literal["off"] | None = None,
         pool_div: int | None = 64,
         trust: TrustPolicy | None = None,
+        trust_reader: Callable[[], Mapping[str, str]] | None = None,
         trace: bool = False,
         clock: Callable[[], datetime] = _utc_now,
     ) -> None:
-        """Bind the pipeline to ``store``; ``gate``/``fusion.floor`` default to the embedder's own calibration."""
+        """Bind the pipeline to ``store``; ``gate``/``fusion.floor`` default to the embedder's own calibration.
+
+        ``trust_reader``, when given, supplies the wing assignments afresh for every search a floor applies to
+        (the vault's own verified trust table, so an assignment made after this searcher was built counts);
+        ``trust`` then contributes only its vault floor.
+        """
         self._store = store
         self._embedder = embedder
         self._fusion = fusion or FusionPolicy(floor=embedder.semantic_floor)
@@ -78,6 +85,7 @@ class Searcher:
             raise InvalidSearch(f"pool_div must be a positive integer or None; got {pool_div!r}")
         self._pool_div = pool_div
         self._trust = trust or TrustPolicy({})
+        self._trust_reader = trust_reader
         self._trace = trace
         self._clock = clock
         self.cache = EmbeddingCache()
@@ -94,7 +102,12 @@ class Searcher:
         trust_assignments: Mapping[str, str] | None = None,
         clock: Callable[[], datetime] = _utc_now,
     ) -> Searcher:
-        """Build from the ``UNDERCROFT_*`` declarations (fusion, weight, floor, gate, pool div, trace, trust floor)."""
+        """Build from the ``UNDERCROFT_*`` declarations (fusion, weight, floor, gate, pool div, trace, trust floor).
+
+        ``trust_assignments`` None (the default) reads the vault's own trust table through the label guard
+        (`undercroft_store.trust.trust_assignments`) whenever a floor applies, so the vault floor
+        ``UNDERCROFT_TRUST_FLOOR`` excludes the wings the operator assigned below it; a tampered table refuses.
+        """
         floor = settings.semantic_floor(env)
         policy = FusionPolicy(
             mode="legacy" if settings.fusion(env) == "legacy" else "bm25",
@@ -102,6 +115,11 @@ class Searcher:
             floor=embedder.semantic_floor if floor is None else floor,
         )
         vault_floor = settings.trust_floor(env)
+        reader: Callable[[], Mapping[str, str]] | None = None
+        if trust_assignments is None:
+            from undercroft_store.trust import trust_assignments as read_trust  # trust imports search's scope
+
+            reader = partial(read_trust, store)
         return cls(
             store,
             embedder,
@@ -109,6 +127,7 @@ class Searcher:
             gate=settings.semantic_gate(env),
             pool_div=settings.pool_div(env),
             trust=TrustPolicy(dict(trust_assignments or {}), None if vault_floor is None else str(vault_floor)),
+            trust_reader=reader,
             trace=settings.search_trace(env),
             clock=clock,
         )
@@ -117,6 +136,12 @@ class Searcher:
     def gate(self) -> float | None:
         """The semantic admission gate in force (None: lexical evidence only)."""
         return self._gate
+
+    def _trust_for(self, request: SearchRequest) -> TrustPolicy:
+        """The trust policy of this search: the vault's assignments read now when a floor applies."""
+        if self._trust_reader is None or self._trust.floor_for(request) is None:
+            return self._trust
+        return TrustPolicy(dict(self._trust_reader()), self._trust.vault_floor)
 
     def _window(self, request: SearchRequest, today: date) -> WhenWindow | None:
         try:
@@ -192,7 +217,7 @@ class Searcher:
         trace = SearchTrace(self._trace)
         ranked_at = request.ranked_at
         window = self._window(request, (ranked_at or self._clock()).date())
-        scope = resolve_scope(self._scopes, request, self._trust)
+        scope = resolve_scope(self._scopes, request, self._trust_for(request))
         population = scope.seqs if ranked_at is None else self._cut_at(scope.seqs, ranked_at)
         trace.mark("scope")
         seqs, unit = self.cache.load(self._store)
