@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -11,8 +13,9 @@ from undercroft_vault import SigningIdentity, parse_signing_identity
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
+from undercroft_cli._internal.private_file import PrivateOutput
 
-__all__ = ["forget_command", "load_signer", "verify_forgetting_command"]
+__all__ = ["forget_command", "load_signer", "reserve_output", "verify_forgetting_command"]
 
 
 def load_signer(path: Path | None) -> SigningIdentity | None:
@@ -29,17 +32,29 @@ def load_signer(path: Path | None) -> SigningIdentity | None:
 def forget_command(ids: tuple[str, ...], vault: str, reason: str, sign: Path | None, out: Path | None) -> int:
     """Destroy drawers through the audit chain and print the erasure receipt."""
     signer = load_signer(sign)
-    with open_store(vault) as store:
-        receipt = forget(store, list(ids), signer=signer, reason=reason)
-    if signer is not None:
-        signer.wipe()
-    document = receipt.to_json()
-    if out is None:
-        click.echo(document)
-    else:
-        out.write_text(document + "\n", encoding="ascii")
-        click.echo(f"forgot {len(receipt.ids)} drawer(s); receipt written to {out}")
+    # Reserve --out before anything is destroyed: a bad path must not cost the receipt of a done erasure.
+    with reserve_output(out) as output:
+        with open_store(vault) as store:
+            receipt = forget(store, list(ids), signer=signer, reason=reason)
+        if signer is not None:
+            signer.wipe()
+        document = receipt.to_json()
+        if output is None:
+            click.echo(document)
+        else:
+            output.write((document + "\n").encode("ascii"))
+            click.echo(f"forgot {len(receipt.ids)} drawer(s); receipt written to {out}")
     return EXIT_OK
+
+
+@contextmanager
+def reserve_output(path: Path | None) -> Iterator[PrivateOutput | None]:
+    """The 0600, symlink-refusing ``--out`` file opened now (None without ``--out``); removed if unwritten."""
+    if path is None:
+        yield None
+        return
+    with PrivateOutput(path) as output:
+        yield output
 
 
 @click.command("verify-forgetting")

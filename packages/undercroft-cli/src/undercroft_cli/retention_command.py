@@ -11,7 +11,7 @@ from undercroft_store.retention import clear_retention, list_retention, parse_ma
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
-from undercroft_cli.forget_command import load_signer
+from undercroft_cli.forget_command import load_signer, reserve_output
 
 __all__ = ["retention_group"]
 
@@ -71,17 +71,18 @@ def list_command(vault: str, as_json: bool) -> int:
 def sweep_command(vault: str, sign: Path | None, out: Path | None) -> int:
     """Destroy what the policies expire, through attested forgetting (exit 2 when a row failed)."""
     signer = load_signer(sign)
-    with open_store(vault) as store:
-        report = sweep(store, signer=signer)
-    click.echo(f"examined {report.examined}, forgot {len(report.forgotten)}, undecided {report.undecided}")
-    for finding in report.failed_policies:
-        click.echo(f"FAILED POLICY: {finding}")
-    for drawer_id in report.tampered_drawers:
-        click.echo(f"TAMPERED: {drawer_id}")
-    if report.receipt is not None:
-        if out is None:
-            click.echo(report.receipt.to_json())
-        else:
-            out.write_text(report.receipt.to_json() + "\n", encoding="ascii")
+    with reserve_output(out) as output:  # reserved before anything is destroyed
+        with open_store(vault) as store:
+            report = sweep(store, signer=signer)
+        click.echo(f"examined {report.examined}, forgot {len(report.forgotten)}, undecided {report.undecided}")
+        for finding in report.failed_policies:
+            click.echo(f"FAILED POLICY: {finding}")
+        for drawer_id in report.tampered_drawers:
+            click.echo(f"TAMPERED: {drawer_id}")
+        if report.receipt is not None:
+            if output is None:
+                click.echo(report.receipt.to_json())
+            else:
+                output.write((report.receipt.to_json() + "\n").encode("ascii"))
     click.echo("SWEEP OK" if report.ok else "SWEEP NOT OK")
     return EXIT_OK if report.ok else EXIT_INTEGRITY

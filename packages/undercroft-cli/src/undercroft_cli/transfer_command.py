@@ -20,6 +20,7 @@ from undercroft_store import DEFAULT_VAULT
 
 from undercroft_cli._internal.exit_codes import EXIT_OK
 from undercroft_cli._internal.i18n import message
+from undercroft_cli._internal.private_file import write_private
 
 __all__ = ["ADDED_BY", "bundle_group", "export_command", "import_command", "write_private"]
 
@@ -27,17 +28,6 @@ __all__ = ["ADDED_BY", "bundle_group", "export_command", "import_command", "writ
 ADDED_BY = "cli"
 _BUNDLE_MAGIC = b"UNDERCROFT-BUNDLE-"
 _VAULT = click.option("--vault", default=DEFAULT_VAULT, show_default=True, help="Vault to use.")
-
-
-def write_private(path: Path, data: bytes, *, overwrite: bool = True) -> None:
-    """Write ``data`` to ``path`` as 0600, never through a symlink (decrypted memory and secrets live here)."""
-    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | (os.O_TRUNC if overwrite else os.O_EXCL)
-    try:
-        descriptor = os.open(path, flags, 0o600)
-    except FileExistsError:
-        raise click.BadParameter(f"{path}: already exists; refusing to overwrite a key", param_hint="--out") from None
-    with os.fdopen(descriptor, "wb") as handle:
-        handle.write(data)
 
 
 def _read_text_arg(value: str, what: str) -> str:

@@ -10,6 +10,7 @@ from undercroft_store.witness import check_witness_document, emit_witness
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_OK
+from undercroft_cli._internal.private_file import write_private
 from undercroft_cli.forget_command import load_signer
 
 __all__ = ["witness_group"]
@@ -32,7 +33,7 @@ def emit_command(vault: str, out: Path | None, sign: Path | None) -> int:
     if out is None:
         click.echo(document)
     else:
-        out.write_text(document + "\n", encoding="ascii")
+        write_private(out, (document + "\n").encode("ascii"))
         click.echo(f"witness written to {out}")
     return EXIT_OK
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from collections.abc import Callable
 
@@ -13,6 +14,14 @@ __all__ = ["EXIT_INTEGRITY", "EXIT_OK", "EXIT_RUN_FAILED", "exit_code_for", "run
 EXIT_OK = 0
 EXIT_RUN_FAILED = 1
 EXIT_INTEGRITY = 2
+
+# A database file whose pages are not a sound SQLite image was changed under the engine (tampering, or the
+# disk): retrying cannot change the answer, so it is a verdict (exit 2), never a traceback with exit 1.
+_MALFORMED = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
+_MALFORMED_MESSAGE = (
+    "the vault database is malformed: possible tampering or disk corruption; "
+    "preserve the evidence, run undercroft verify and restore a backup that verifies"
+)
 
 
 def exit_code_for(error: BaseException) -> int:
@@ -38,6 +47,12 @@ def run_cli(group: click.Group, args: list[str] | None = None, *, echo: Callable
         return EXIT_INTEGRITY
     except UndercroftError as error:
         say(f"error: {error}")
+        return EXIT_RUN_FAILED
+    except sqlite3.DatabaseError as error:
+        if getattr(error, "sqlite_errorname", "") in _MALFORMED:
+            say(f"integrity: {_MALFORMED_MESSAGE} ({error})")
+            return EXIT_INTEGRITY
+        say(f"error: the vault database refused the operation: {error}")
         return EXIT_RUN_FAILED
     except (OSError, ValueError) as error:
         say(f"error: {error}")

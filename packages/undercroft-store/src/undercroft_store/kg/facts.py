@@ -133,8 +133,9 @@ def check_term(value: object, what: str) -> str:
         raise InvalidFact(f"{what} must not be empty")
     if len(value) > MAX_TERM_CHARS:
         raise InvalidFact(f"{what} is {len(value)} characters; at most {MAX_TERM_CHARS} are allowed")
-    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in value):
-        raise InvalidFact(f"{what} {value[:40]!r} contains a control character")
+    bad = next((index for index, char in enumerate(value) if ord(char) < 0x20 or ord(char) == 0x7F), None)
+    if bad is not None:  # the position and code point only: a refusal never echoes the sealed words back
+        raise InvalidFact(f"{what} contains a control character (U+{ord(value[bad]):04X} at position {bad})")
     return value.strip()
 
 
