@@ -3,6 +3,12 @@
 Every write goes through the store's choke point with ``screening=Screen()`` and the handler-stamped
 ``added_by="mcp"``; writer claims (agent, channel, session) are recorded as claims, never trusted. A save the
 admission screen diverts is reported as quarantined, with where it was headed, never as filed.
+
+A save naming ``supersedes`` is a supersession, never a plain write: it goes through the store's
+`supersede_drawer`, which files the new drawer beside the one it replaces (that drawer's wing, room and kind)
+and records the keyed receipt link over the replaced words in the SAME transaction, so no MCP save leaves a
+supersede gap for verify to report. What that door cannot carry (another wing, room or kind, a source file, a
+content date, writer claims) is refused by name rather than dropped.
 """
 
 from __future__ import annotations
@@ -15,10 +21,13 @@ from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id
 from undercroft_core.normalisation import normalise
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import DrawerWrite, Screen, WriteResult
+from undercroft_store.errors import DrawerNotFound, InvalidDrawer
 from undercroft_store.read_audit import InternalRead, silent
+from undercroft_store.rulings import list_admissions
+from undercroft_store.supersession import Supersession, supersede_drawer
 
 from undercroft_cli.mcp.arguments import Arguments
-from undercroft_cli.mcp.errors import InvalidArgument
+from undercroft_cli.mcp.errors import InvalidArgument, McpError
 from undercroft_cli.mcp.tools.base import (
     ADDED_BY,
     ToolSession,
@@ -30,7 +39,7 @@ from undercroft_cli.mcp.tools.base import (
     string,
 )
 
-__all__ = ["DEFAULT_ROOM", "DEFAULT_WING", "DRAWER_TOOLS", "describe_write"]
+__all__ = ["DEFAULT_ROOM", "DEFAULT_WING", "DRAWER_TOOLS", "SupersessionUnaccounted", "describe_write"]
 
 DEFAULT_WING = "general"
 DEFAULT_ROOM = "notes"
@@ -38,7 +47,12 @@ _PREVIEW_CHARS = 200
 
 _KIND = string(f"declared record kind, one of {'|'.join(KIND_VOCAB)} (omit rather than guess)")
 _CONTENT_DATE = string("when the content happened, YYYY-MM-DD or RFC 3339; anchors relative dates in the text")
-_SUPERSEDES = string("id of the drawer this memory replaces (a recorded link; the old drawer stays)")
+_SUPERSEDES = string(
+    "id of the drawer this memory replaces: the new drawer is filed in that drawer's wing, room and kind, with a "
+    "keyed receipt over the replaced words (the old drawer stays)"
+)
+# Drawer fields `supersede_drawer` does not take: naming one beside ``supersedes`` is refused, never dropped.
+_NOT_CARRIED = ("source_file", "content_date", "agent", "channel", "session")
 _CLAIMS = {
     "agent": string("provenance claim: which agent wrote this (recorded, never a trust boundary)"),
     "channel": string("provenance claim: origin class of the content, e.g. user|tool-output|scrape|agent"),
@@ -48,22 +62,65 @@ _CLAIMS = {
 
 def describe_write(result: WriteResult, *, wing: str, room: str) -> str:
     """The reply line for one write: where it landed, in words an agent cannot misread."""
-    if result.outcome == "quarantined":
+    return _landed(result.outcome, result.id, wing=wing, room=room)
+
+
+def _landed(outcome: str, drawer_id: str, *, wing: str, room: str) -> str:
+    if outcome == "quarantined":
         return (
-            f"quarantined: {result.id} was diverted by the admission screen into '{QUARANTINE_WING}' for operator "
+            f"quarantined: {drawer_id} was diverted by the admission screen into '{QUARANTINE_WING}' for operator "
             f"review (intended {wing}/{room}); it is not filed there and will not be returned by search"
         )
-    return f"{result.outcome}: {result.id} in {wing}/{room}"
+    return f"{outcome}: {drawer_id} in {wing}/{room}"
+
+
+class SupersessionUnaccounted(McpError):
+    """A superseding drawer neither landed under its id nor waits in the admission queue (never expected)."""
+
+
+def _supersede(session: ToolSession, args: Arguments, content: str, old_id: str) -> str:
+    """File `content` as the drawer that supersedes `old_id`, through the store's one supersession door."""
+    try:
+        with silent(session.store, InternalRead.WRITE_DECISION):  # only the outcome line goes back, no words
+            old = session.store.get(old_id)
+    except (DrawerNotFound, InvalidDrawer) as missing:
+        raise InvalidArgument(f"{args.tool}: argument 'supersedes' names no live drawer: {missing}") from None
+    for key, held in (("wing", old.wing), ("room", old.room), ("kind", old.kind)):  # where supersede_drawer files
+        asked = args.text(key)
+        if asked is not None and asked != held:
+            raise InvalidArgument(
+                f"{args.tool}: a superseding drawer is filed beside the one it replaces ({old.id} in "
+                f"{old.wing}/{old.room}, kind {old.kind}); argument '{key}' asks for "
+                f"{asked!r} (save without 'supersedes' to file it elsewhere, unlinked)"
+            )
+    carried = [key for key in _NOT_CARRIED if args.text(key) is not None]
+    if carried:
+        raise InvalidArgument(
+            f"{args.tool}: argument(s) {', '.join(carried)} cannot accompany 'supersedes': a supersession records "
+            "the new words with the replaced drawer's wing, room and kind only"
+        )
+    link = supersede_drawer(session.store, old.id, content, added_by=ADDED_BY)
+    return _supersession_landed(session, link, wing=old.wing, room=old.room)
+
+
+def _supersession_landed(session: ToolSession, link: Supersession, *, wing: str, room: str) -> str:
+    """The reply line for a supersession: filed under its id, or diverted into a queue slot (named)."""
+    with silent(session.store, InternalRead.WRITE_DECISION):  # an id and a slot go back, no words
+        if session.store.hydrate([link.drawer_id]):
+            return _landed("created", link.drawer_id, wing=wing, room=room)
+        # The screen diverted it: the link still names the id it aims at, the words wait in a queue slot.
+        queued = [
+            item.entry.drawer_id for item in list_admissions(session.store) if item.entry.intended_id == link.drawer_id
+        ]
+    if not queued:
+        raise SupersessionUnaccounted(
+            f"the superseding drawer {link.drawer_id} neither landed nor waits in the admission queue"
+        )
+    return _landed("quarantined", queued[0], wing=wing, room=room)
 
 
 def _new_drawer(session: ToolSession, args: Arguments, *, wing: str, room: str, source_file: str | None) -> str:
-    content = normalise(args.required_text("content"))
-    if not content.strip():
-        raise InvalidArgument(f"{args.tool}: argument 'content' is empty after normalisation")
-    supersedes = args.text("supersedes")
-    if supersedes is not None:
-        with silent(session.store, InternalRead.WRITE_DECISION):  # only the outcome line goes back, no words
-            session.store.get(supersedes)  # the replaced drawer must exist (DrawerNotFound otherwise)
+    content = _content(args)
     index = session.store.allocate_append_indices(1)
     drawer = Drawer(
         id=append_drawer_id(wing, room, index),
@@ -77,7 +134,6 @@ def _new_drawer(session: ToolSession, args: Arguments, *, wing: str, room: str, 
         source_file=source_file,
         content_date=args.text("content_date"),
         kind=args.text("kind"),
-        supersedes=supersedes,
         agent=args.text("agent"),
         channel=args.text("channel"),
         session=args.text("session"),
@@ -86,13 +142,31 @@ def _new_drawer(session: ToolSession, args: Arguments, *, wing: str, room: str, 
     return describe_write(result, wing=wing, room=room)
 
 
+def _superseding(args: Arguments) -> str | None:
+    """The normalised content when the call names ``supersedes`` (checked before any wing default applies)."""
+    if args.text("supersedes") is None:
+        return None
+    return _content(args)
+
+
+def _content(args: Arguments) -> str:
+    content = normalise(args.required_text("content"))
+    if not content.strip():
+        raise InvalidArgument(f"{args.tool}: argument 'content' is empty after normalisation")
+    return content
+
+
 def _save(session: ToolSession, args: Arguments) -> str:
+    if (content := _superseding(args)) is not None:
+        return _supersede(session, args, content, args.required_text("supersedes"))
     wing = args.text("wing", default=DEFAULT_WING) or DEFAULT_WING
     room = args.text("room", default=DEFAULT_ROOM) or DEFAULT_ROOM
     return _new_drawer(session, args, wing=wing, room=room, source_file=None)
 
 
 def _add_drawer(session: ToolSession, args: Arguments) -> str:
+    if (content := _superseding(args)) is not None:
+        return _supersede(session, args, content, args.required_text("supersedes"))
     wing, room = args.required_text("wing"), args.required_text("room")
     return _new_drawer(session, args, wing=wing, room=room, source_file=args.text("source_file"))
 
