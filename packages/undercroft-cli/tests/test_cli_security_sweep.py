@@ -1,8 +1,9 @@
 """A security sweep over the whole CLI: every write surface exercised once, then the palace read as an attacker.
 
 After remember, mine, sweep, import, kg add/supersede, diary, tunnel, dedup, admission quarantine (deny and
-allow), retention sweep, forget, witness, backup, export and bundle keygen, the raw bytes of every file
-under the palace (vault.db and its -wal/-shm, manifests, backups) hold no content word and no entity name;
+allow), retention sweep, forget, witness, backup create/restore, key rotation, export and bundle keygen,
+the raw bytes of every file under the palace (vault.db and its -wal/-shm, manifests, backups) hold no
+content word and no entity name;
 every file the palace or an ``--out`` creates is 0600 and every directory 0700; a symlinked ``--out`` is
 refused before anything is destroyed; a malformed database is an integrity verdict (exit 2), never a
 traceback.
@@ -113,7 +114,9 @@ def _exercise(run: Run, patch: pytest.MonkeyPatch) -> None:
     run("bundle", "sign-keygen", "--out", str(root / "signing.key"))
     run("vault", "create", "copy")
     run("import", str(root / "export.jsonl"), "--vault", "copy")
-    run("backup", "create")
+    backup = run("backup", "create").split()[1]
+    run("vault", "rotate", "default")
+    run("backup", "restore", backup)
     run("verify")
     run("stats", "--json")
 
@@ -248,3 +251,21 @@ def test_a_kg_refusal_never_echoes_the_words(home: Path) -> None:
     run("kg", "add", "Wobblesworth\x07", "admires", "Glimmerstone", expect=1)
     err = run.log[-1][3]
     assert err == "error: subject contains a control character (U+0007 at position 12)\n"
+
+
+def test_no_content_word_in_the_live_wal_either(home: Path) -> None:
+    run = Run(home.parent, home)
+    drawer = _remembered(run)
+    db = home / "vaults" / "default" / "vault.db"
+    with sqlite3.connect(db) as holder:  # an idle reader keeps -wal and -shm on disk between commands
+        holder.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        run("remember", f"{WORDS['remember']} again", "--wing", "people")
+        run("kg", "add", WORDS["kg subject"], WORDS["kg predicate"], WORDS["kg object"], "--source", drawer)
+        run("diary", "write", "coder", f"{WORDS['diary']} entry")
+        run("tunnel", "create", "backend", "people", WORDS["tunnel label"])
+        files = sorted(p.name for p in db.parent.iterdir() if p.name.startswith("vault.db"))
+        assert files == ["vault.db", "vault.db-shm", "vault.db-wal"]
+        raw = b"".join(p.read_bytes() for p in db.parent.iterdir() if p.name.startswith("vault.db"))
+    for word in (WORDS["remember"], WORDS["kg subject"], WORDS["kg object"], WORDS["diary"], WORDS["tunnel label"]):
+        assert not any(form in raw for form in _variants(word)), word
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in db.parent.iterdir())
