@@ -185,3 +185,17 @@ def test_bad_batches_are_refused_not_degraded(bad: object) -> None:
     with pytest.raises(Exception, match="embed"):
         embedder.embed(bad)  # type: ignore[arg-type]
     assert embedder.embed_failures == 0
+
+
+def test_a_batch_with_no_word_at_all_embeds_to_zero_vectors_not_an_error() -> None:
+    """Only zero-width or blank text: no feature, so a zero vector (and no counted failure), never a crash."""
+    embedder = HashEmbedder()
+    quantised = embedder.embed_int8(["\u200b", "   ", "\u200b\u200b"])
+    assert quantised.codes.shape == (3, embedder.dimension)
+    assert not quantised.codes.any() and not quantised.scales.any()
+    assert not embedder.embed(["\u200b"]).any()
+    assert embedder.embed_failures == 0
+    # Mixed with a real text, the real one is embedded exactly as alone.
+    mixed = embedder.embed_int8(["\u200b", "plain words here"])
+    alone = embedder.embed_int8(["plain words here"])
+    assert (mixed.codes[1] == alone.codes[0]).all() and mixed.scales[1] == alone.scales[0]

@@ -108,7 +108,10 @@ def hash_features(texts: list[str]) -> FeatureBatch:
     word_lengths = ends - starts
 
     # Polynomial word hash via reduceat over the word characters only (words are contiguous runs there).
-    offsets = np.concatenate(([0], np.cumsum(word_lengths)[:-1])).astype(np.int64)
+    # A batch with no word at all (e.g. only zero-width characters) has no offsets, not one at 0.
+    offsets = (np.concatenate(([0], np.cumsum(word_lengths)[:-1])) if word_lengths.size else np.zeros(0)).astype(
+        np.int64
+    )
     relative = np.arange(word_positions.size, dtype=np.int64) - np.repeat(offsets, word_lengths)
     longest = int(word_lengths.max()) if word_lengths.size else 0
     powers = np.ones(max(longest, 1), dtype=np.uint64)
