@@ -9,6 +9,7 @@ the language layer fused with the calibrated cosine and recency-by-share, the re
 from undercroft_store.search.candidates import (
     HYDRATION_FLOOR,
     HYDRATION_PER_RANK,
+    TILED_DEPTH,
     Candidates,
     CandidateTier,
     EmbeddingCache,
@@ -59,6 +60,7 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "MORPH_DISCOUNT",
     "RECENCY_WEIGHT",
+    "TILED_DEPTH",
     "TYPO_DISCOUNT",
     "WEIGHT_CEILING",
     "WEIGHT_FLOOR",

@@ -6,8 +6,11 @@ a committed write by this or any other connection bumps the generation and the n
 The pool is two-stage. Stage 1 draws at least ``population / UNDERCROFT_POOL_DIV`` candidates (never fewer
 than the hydration size); stage 2 cuts them back to the hydration size by exact cosine. The hydration size
 is ``max(256, depth · 32)`` — floored, because on a sealed vault hydration is the only door through which
-BM25 evidence reaches fusion. A declared scope sizes the pool by its own population; an exclusion keeps the
-unscoped geometry. A scope no larger than the hydration size is scanned exactly (every member hydrated).
+BM25 evidence reaches fusion. A search pinned by ``ranked_at`` sizes it for ``max(depth, TILED_DEPTH)``
+(3,200 for every page ending at rank 100 or above it): BM25 takes its statistics from the pool, so a pool
+sized by the page would rank a shallow page differently from a deep one and pinned pages would not tile one
+ranking. A declared scope sizes the pool by its own population; an exclusion keeps the unscoped geometry.
+A scope no larger than the hydration size is scanned exactly (every member hydrated).
 
 Later tiers (PQ/IVF, FDE, HNSW) implement :class:`CandidateTier`; everything downstream is identical.
 """
@@ -25,6 +28,7 @@ from undercroft_store.store import EmbeddingMatrix
 __all__ = [
     "HYDRATION_FLOOR",
     "HYDRATION_PER_RANK",
+    "TILED_DEPTH",
     "CandidateTier",
     "Candidates",
     "EmbeddingCache",
@@ -38,6 +42,9 @@ __all__ = [
 HYDRATION_FLOOR: Final = 256
 #: Candidates hydrated per rank of depth.
 HYDRATION_PER_RANK: Final = 32
+#: Pinned pages (``ranked_at``) ending at this rank or above it are slices of ONE ranking: the pool of a
+#: pinned search is sized for at least this depth, whatever the page.
+TILED_DEPTH: Final = 100
 
 
 class EmbeddingSource(Protocol):

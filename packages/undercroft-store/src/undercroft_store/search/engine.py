@@ -23,7 +23,7 @@ from undercroft_obs import names
 from undercroft_store._internal.read_door import InternalRead, audited_read, silent
 from undercroft_store.search._internal.entities import read_entities
 from undercroft_store.search._internal.scope_memo import ScopeMemo
-from undercroft_store.search.candidates import EmbeddingCache, FullScanTier, plan_pool
+from undercroft_store.search.candidates import TILED_DEPTH, EmbeddingCache, FullScanTier, plan_pool
 from undercroft_store.search.errors import InvalidSearch
 from undercroft_store.search.fusion import FusionPolicy, recency_by_share, semantic_scores
 from undercroft_store.search.gate import admit, resolve_gate
@@ -228,7 +228,9 @@ class Searcher:
         if norm > 0.0:
             query_vector = (query_vector / norm).astype(np.float32)
         geometry = scope.geometry if scope.declared else max(scope.geometry, len(population))
-        plan = plan_pool(len(population), geometry, request.depth, self._pool_div)
+        # A pinned ranking draws one pool for every page within the tiled depth, so its pages tile it.
+        depth = request.depth if ranked_at is None else max(request.depth, TILED_DEPTH)
+        plan = plan_pool(len(population), geometry, depth, self._pool_div)
         drawn = tier.candidates(query_vector, population, plan)
         trace.mark("candidates")
         entries, read = self.lexicon.entries(self._store, drawn.seqs.tolist())
