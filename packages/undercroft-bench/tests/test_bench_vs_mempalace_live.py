@@ -1,6 +1,6 @@
 """The real MemPalace 3.11.0 through the driver, offline; skipped unless its venv and model are present.
 
-Point UNDERCROFT_MEMPALACE_PYTHON at the interpreter made by `tools/mempalace_env.sh DIR` (DIR/bin/python).
+Point MEMPALACE_PYTHON at the interpreter made by `tools/mempalace_env.sh DIR` (DIR/bin/python).
 """
 
 import os
@@ -15,9 +15,9 @@ MODEL = pathlib.Path.home() / ".cache" / "chroma" / "onnx_models" / "all-MiniLM-
 
 
 def _python() -> pathlib.Path:
-    configured = os.environ.get("UNDERCROFT_MEMPALACE_PYTHON", "")
+    configured = os.environ.get("MEMPALACE_PYTHON", "")
     if not configured:
-        pytest.skip("MemPalace venv not configured: set UNDERCROFT_MEMPALACE_PYTHON (tools/mempalace_env.sh DIR)")
+        pytest.skip("MemPalace venv not configured: set MEMPALACE_PYTHON (tools/mempalace_env.sh DIR)")
     python = pathlib.Path(configured)
     if not python.exists():
         pytest.skip(f"MemPalace venv absent: {python} does not exist (create it with tools/mempalace_env.sh DIR)")

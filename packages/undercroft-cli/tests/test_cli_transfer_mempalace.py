@@ -2,7 +2,7 @@
 
 The fixture under fixtures/transfer/mempalace-export/ was produced by PyPI ``mempalace==3.11.0``'s own
 ``exporter.export_palace`` over a palace its CLI mined; the second test regenerates such an export from a
-throw-away MemPalace venv outside the repository (``UNDERCROFT_MEMPALACE_PYTHON``, else ``../mpvenv`` beside
+throw-away MemPalace venv outside the repository (``MEMPALACE_PYTHON``, else ``../mpvenv`` beside
 the checkout) and skips when there is none.
 """
 
@@ -22,7 +22,7 @@ _REPO = Path(__file__).resolve().parents[3]
 
 
 def _mempalace_python() -> Path | None:
-    declared = os.environ.get("UNDERCROFT_MEMPALACE_PYTHON")
+    declared = os.environ.get("MEMPALACE_PYTHON")
     candidate = Path(declared) if declared else _REPO.parent / "mpvenv" / "bin" / "python"
     return candidate if candidate.is_file() else None
 
@@ -66,7 +66,7 @@ def test_export_made_by_the_real_mempalace_package(
 ) -> None:
     python = _mempalace_python()
     if python is None:
-        pytest.skip("no MemPalace 3.11 venv: set UNDERCROFT_MEMPALACE_PYTHON (tools/mempalace_env.sh builds one)")
+        pytest.skip("no MemPalace 3.11 venv: set MEMPALACE_PYTHON (tools/mempalace_env.sh builds one)")
     project = tmp_path / "src" / "notes"
     project.mkdir(parents=True)
     words = "Release 4.2 moves the queue to Redis streams; the cron jobs retire in May.\n\nOwner: Dana."
