@@ -12,6 +12,11 @@ sized by the page would rank a shallow page differently from a deep one and pinn
 ranking. A declared scope sizes the pool by its own population; an exclusion keeps the unscoped geometry.
 A scope no larger than the hydration size is scanned exactly (every member hydrated).
 
+When the scope is larger than the hydration size, lexical evidence joins the cut: the scope's drawers
+holding the query's rarest terms (`postings.Postings.rare_holders`, at most the hydration size of them) are
+appended to the cosine candidates (`joined`), so a drawer whose words answer the query reaches BM25 and
+fusion whatever its cosine rank.
+
 Later tiers (PQ/IVF, FDE, HNSW) implement :class:`CandidateTier`; everything downstream is identical.
 """
 
@@ -35,6 +40,7 @@ __all__ = [
     "EmbeddingSource",
     "FullScanTier",
     "PoolPlan",
+    "joined",
     "plan_pool",
 ]
 
@@ -159,6 +165,23 @@ class FullScanTier:
         order = top[np.lexsort((top, -cosines[top]))]
         chosen = rows[order] if not whole else order
         return Candidates(seqs=self._seqs[chosen], cosines=cosines[order].astype(np.float32), stage_one=len(rows))
+
+    def cosines(self, query: NDArray[np.float32], seqs: NDArray[np.int64]) -> NDArray[np.float32]:
+        """Exact cosines of the cached rows of ``seqs`` (ascending, each one cached) to ``query``."""
+        found: NDArray[np.float32] = (self._unit[np.searchsorted(self._seqs, seqs)] @ query).astype(np.float32)
+        return found
+
+
+def joined(drawn: Candidates, seqs: NDArray[np.int64], cosines: NDArray[np.float32]) -> Candidates:
+    """``drawn`` followed by those of ``seqs`` it does not hold, best cosine first (ties by write order)."""
+    fresh = ~np.isin(seqs, drawn.seqs)
+    seqs, cosines = seqs[fresh], cosines[fresh]
+    order = np.lexsort((seqs, -cosines))
+    return Candidates(
+        seqs=np.concatenate((drawn.seqs, seqs[order])),
+        cosines=np.concatenate((drawn.cosines, cosines[order])).astype(np.float32),
+        stage_one=drawn.stage_one,
+    )
 
 
 def _members(seqs: NDArray[np.int64], wanted: NDArray[np.int64]) -> NDArray[np.intp]:

@@ -23,13 +23,14 @@ from undercroft_obs import names
 from undercroft_store._internal.read_door import InternalRead, audited_read, silent
 from undercroft_store.search._internal.entities import read_entities
 from undercroft_store.search._internal.scope_memo import ScopeMemo
-from undercroft_store.search.candidates import TILED_DEPTH, EmbeddingCache, FullScanTier, plan_pool
+from undercroft_store.search.candidates import TILED_DEPTH, EmbeddingCache, FullScanTier, joined, plan_pool
 from undercroft_store.search.errors import InvalidSearch
 from undercroft_store.search.fusion import FusionPolicy, recency_by_share, semantic_scores
 from undercroft_store.search.gate import admit, resolve_gate
 from undercroft_store.search.hits import SearchHit, SearchResult, elapsed_days
 from undercroft_store.search.lexical import LexicalQuery, score_pool
 from undercroft_store.search.lexicon import Lexicon
+from undercroft_store.search.postings import Postings
 from undercroft_store.search.request import SearchRequest
 from undercroft_store.search.scope import TrustPolicy, resolve_scope
 from undercroft_store.search.selection import cap_rooms, page
@@ -91,6 +92,7 @@ class Searcher:
         self.cache = EmbeddingCache()
         self.lexicon = Lexicon()
         self._scopes = ScopeMemo(store)
+        self._postings: Postings | None = None
 
     @classmethod
     def from_settings(
@@ -183,10 +185,22 @@ class Searcher:
         drawers read. Every drawer is HMAC-verified and decrypted on the way in."""
         with silent(self._store, InternalRead.INDEX_MAINTENANCE):
             self.cache.load(self._store)
-            seqs = self._store.scope_seqs(include_quarantine=True).tolist()
+            seqs, _ = self.cache.load(self._store)
             before = self.lexicon.filled
-            self.lexicon.entries(self._store, seqs)
+            self._postings = Postings.build(self.lexicon, self._store, seqs)
             return self.lexicon.filled - before
+
+    def _rare_holders(
+        self, query: LexicalQuery, population: NDArray[np.int64], seqs: NDArray[np.int64], budget: int
+    ) -> NDArray[np.int64]:
+        """The population's drawers holding the query's rarest terms (postings built once per generation)."""
+        index = self._postings
+        if index is None or index.generation != self._store.generation:
+            with silent(self._store, InternalRead.INDEX_MAINTENANCE):
+                index = self._postings = Postings.build(self.lexicon, self._store, seqs)
+        # Term order, not interning order (which a rebuild may change), breaks ties between equally rare terms.
+        ids = [found for term in sorted(set(query.terms)) if (found := self.lexicon.term_id(term)) is not None]
+        return index.rare_holders(ids, population, budget)
 
     def _verified(self, read: Mapping[int, Drawer], seqs: list[int]) -> dict[int, Drawer]:
         """Verified drawers for ``seqs``: those this search has just read, the rest read now (absent skipped)."""
@@ -232,6 +246,11 @@ class Searcher:
         depth = request.depth if ranked_at is None else max(request.depth, TILED_DEPTH)
         plan = plan_pool(len(population), geometry, depth, self._pool_div)
         drawn = tier.candidates(query_vector, population, plan)
+        query = LexicalQuery.parse(request.query, request.conventions.language)
+        if not plan.exact:
+            # Lexical evidence joins the cut: drawers holding the query's rarest terms, whatever their cosine.
+            held = self._rare_holders(query, population, seqs, plan.hydrate)
+            drawn = joined(drawn, held, tier.cosines(query_vector, held))
         trace.mark("candidates")
         entries, read = self.lexicon.entries(self._store, drawn.seqs.tolist())
         # A concurrent delete drops the candidate, never misaligns the others.
@@ -239,7 +258,6 @@ class Searcher:
         pool_entries = [entry for entry in entries if entry is not None]
         drawn_seqs, cosines = drawn.seqs[kept], drawn.cosines[kept]
         trace.mark("hydrate")
-        query = LexicalQuery.parse(request.query, request.conventions.language)
         lexical = score_pool(query, self.lexicon.pool(pool_entries))
         trace.mark("bm25")
         policy = self._fusion
