@@ -7,6 +7,7 @@ guard and refuses rather than sanitising: a caller who sent ``../x`` must learn 
 from __future__ import annotations
 
 import unicodedata
+from functools import lru_cache
 
 from undercroft_core.errors import InvalidInput
 
@@ -56,6 +57,22 @@ def validate_name(name: object, *, what: str = "name") -> str:
     """
     if not isinstance(name, str):
         raise InvalidName(f"invalid {what} name: expected a string, got {type(name).__name__}")
+    if type(name) is str:  # a subclass may redefine equality or hashing: it is checked every time
+        _check_cached(name, what)
+    else:
+        _check(name, what)
+    return name
+
+
+# Every drawer written checks its wing and room (twice: the recipe, the drawer); a vault holds few
+# distinct names, so the verdict is remembered per (name, what). Only acceptances are cached: a refusal
+# raises, so it is re-derived (with the same message) every time.
+@lru_cache(maxsize=4096)
+def _check_cached(name: str, what: str) -> None:
+    _check(name, what)
+
+
+def _check(name: str, what: str) -> None:
     if name == "":
         raise InvalidName(f"invalid {what} name: it is empty")
     if len(name) > MAX_NAME_CHARS:
@@ -83,4 +100,3 @@ def validate_name(name: object, *, what: str = "name") -> str:
         raise _refuse(what, name, "it is not in Unicode NFC form")
     if name.split(".", 1)[0].rstrip(" ").casefold() in WINDOWS_RESERVED_NAMES:
         raise _refuse(what, name, "it is a reserved device name on Windows")
-    return name

@@ -1,7 +1,9 @@
 """The write choke point: every drawer write (save, update, import, restore, dedup refresh, diversion) goes here.
 
 `write_drawers` validates (names, kind, id shape and recipe, content bound, vector dimension and
-finiteness), applies or bypasses the admission screen, seals, tags, and then — in ONE ``BEGIN IMMEDIATE``
+finiteness), applies or bypasses the admission screen, decides from the VERIFIED stored rows what is
+unchanged (a row failing its tag is `RecordTampered`: `_internal/write_decision.py`), embeds, seals and
+tags only what it will write, and then — in ONE ``BEGIN IMMEDIATE``
 transaction — writes the drawer rows, the audit rows and the advanced chain head. The manifest anchor is
 written after the commit, so a crash leaves it equal or behind (healed at the next open), never ahead.
 `delete_drawers`, `refresh_embeddings`, `refresh_fingerprints` (repair) and `rekey_drawers` (rotation) are
@@ -11,10 +13,9 @@ test fails if any other module of the store issues INSERT/UPDATE/DELETE on it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import undercroft_obs as obs
@@ -25,10 +26,18 @@ from undercroft_core.ids import validate_drawer_id
 from undercroft_core.quantisation import QuantisedVectors
 from undercroft_core.vocabulary import QUARANTINE_WING, validate_kind
 from undercroft_obs import names
-from undercroft_vault import Anchor, AuditRow, Domain, chain_step, compute_tag, fingerprint, write_manifest
+from undercroft_vault import Anchor, AuditRow, Domain, chain_step, compute_tag, write_manifest
 
 from undercroft_store._internal.context import VaultContext
 from undercroft_store._internal.vectors import embed_quantised, pack_rows, quantise_supplied
+from undercroft_store._internal.write_decision import (
+    LOOKUP_CHUNK,
+    Incoming,
+    StoredRow,
+    incoming,
+    is_unchanged,
+    stored_rows,
+)
 from undercroft_store.errors import DrawerNotFound, EmbedderMismatch, InvalidDrawer, ReadOnlyStore, StoreClosed
 from undercroft_store.screening import Bypass, BypassReason, Screen, Screening
 
@@ -52,8 +61,6 @@ MAX_CONTENT_BYTES = 64 * 1024
 MAX_BATCH = 10_000
 
 WriteOutcome = Literal["created", "updated", "deduped", "quarantined"]
-# Fields that change on every re-file of the same words: ignored when deciding a write is a duplicate.
-_VOLATILE_META = ("filed_at", "updated_at", "occurrences")
 # The bypasses that may put a drawer into the reserved quarantine wing.
 _QUARANTINE_PATHS = frozenset({BypassReason.ALREADY_DIVERTED, BypassReason.RESTORE, BypassReason.ROTATION})
 
@@ -95,6 +102,10 @@ class _Prepared:
     tag: bytes
 
 
+# A drawer's packed embedding row: supplied (validated) or still to embed (None).
+_Vector = bytes | None
+
+
 def _check_open(context: VaultContext) -> None:
     if context.closed:
         raise StoreClosed(f"vault {context.vault_id!r} is closed")
@@ -125,22 +136,28 @@ def _validate(drawer: object, position: int) -> Drawer:
     return drawer
 
 
-def _vectors(context: VaultContext, items: Sequence[DrawerWrite]) -> list[bytes]:
+def _supplied(context: VaultContext, items: Sequence[DrawerWrite]) -> list[_Vector]:
+    """Every supplied vector validated and packed (a bad one is refused even when its drawer dedups)."""
     dimension = context.embedder.dimension
-    packed: list[bytes | None] = [None] * len(items)
-    missing = [i for i, item in enumerate(items) if item.vector is None]
-    for i, item in enumerate(items):
-        if item.vector is not None:
-            packed[i] = pack_rows(quantise_supplied(item.vector, dimension, f"write {i}"))[0]
+    return [
+        None if item.vector is None else pack_rows(quantise_supplied(item.vector, dimension, f"write {i}"))[0]
+        for i, item in enumerate(items)
+    ]
+
+
+def _embed_missing(context: VaultContext, drawers: Sequence[Drawer], packed: Sequence[_Vector]) -> list[bytes]:
+    """The packed rows of `drawers`: the supplied ones as given, the rest embedded in one sliced call."""
+    missing = [i for i, row in enumerate(packed) if row is None]
+    rows = list(packed)
     if missing:
         before = context.embedder.embed_failures
-        quantised: QuantisedVectors = embed_quantised(context.embedder, [items[i].drawer.content for i in missing])
+        quantised: QuantisedVectors = embed_quantised(context.embedder, [drawers[i].content for i in missing])
         failures = context.embedder.embed_failures - before
         if failures > 0:
             _count_embed_failures(context, failures)
         for i, row in zip(missing, pack_rows(quantised), strict=True):
-            packed[i] = row
-    return [row for row in packed if row is not None]
+            rows[i] = row
+    return [row for row in rows if row is not None]
 
 
 def _count_embed_failures(context: VaultContext, failures: int) -> None:
@@ -165,35 +182,21 @@ def _screen(
     return [item for item in batch if isinstance(item, DrawerWrite)], hook, slots
 
 
-def _prepare(context: VaultContext, batch: list[DrawerWrite], embeddings: list[bytes]) -> list[_Prepared]:
-    """Seal (sealed vaults), fingerprint and tag every drawer: meta is encoded once and the tag covers it."""
+def _prepare(context: VaultContext, items: Sequence[Incoming], packed: Sequence[_Vector]) -> list[_Prepared]:
+    """Embed what has no vector, then seal (sealed vaults) and tag: the meta and fingerprint were encoded once."""
     keys, sealer, sealed = context.keys, context.sealer, context.sealed
+    embeddings = _embed_missing(context, [item.drawer for item in items], packed)
     prepared: list[_Prepared] = []
-    for item, embedding in zip(batch, embeddings, strict=True):
-        drawer = item.drawer
-        meta = drawer.meta_at_rest()
-        plain = drawer.content.encode("utf-8")
+    for item, embedding in zip(items, embeddings, strict=True):
+        drawer_id = item.drawer.id
         if sealed:
-            at_rest = sealer.seal(Domain.content(drawer.id), plain)
-            embedding = sealer.seal(Domain.embedding(drawer.id), embedding)
+            at_rest = sealer.seal(Domain.content(drawer_id), item.plain)
+            embedding = sealer.seal(Domain.embedding(drawer_id), embedding)
         else:
-            at_rest = plain
-        mark, tag = fingerprint(keys, plain), compute_tag(keys, drawer.id, meta, at_rest)
-        prepared.append(_Prepared(drawer, meta, at_rest, embedding, mark, tag))
+            at_rest = item.plain
+        tag = compute_tag(keys, drawer_id, item.meta, at_rest)
+        prepared.append(_Prepared(item.drawer, item.meta, at_rest, embedding, item.fingerprint, tag))
     return prepared
-
-
-def _stable_meta(meta: bytes) -> dict[str, Any]:
-    document: dict[str, Any] = json.loads(meta)
-    for key in _VOLATILE_META:
-        document.pop(key, None)
-    return document
-
-
-def _adds_no_dates(stored: bytes, incoming: bytes) -> bool:
-    """True when every incoming occurrence is already stored: merged dates (dedup) are a real change."""
-    have = {json.dumps(o, sort_keys=True) for o in json.loads(stored).get("occurrences") or []}
-    return all(json.dumps(o, sort_keys=True) in have for o in json.loads(incoming).get("occurrences") or [])
 
 
 def _record_embedder(context: VaultContext) -> None:
@@ -237,20 +240,15 @@ _UPSERT = """INSERT INTO drawers (id, wing, room, kind, supersedes, meta_json, c
            ON CONFLICT (id) DO UPDATE SET wing = excluded.wing, room = excluded.room, kind = excluded.kind,
              supersedes = excluded.supersedes, meta_json = excluded.meta_json, content = excluded.content,
              embedding = excluded.embedding, fingerprint = excluded.fingerprint, tag = excluded.tag"""
-# Ids per IN (...) lookup: well under SQLite's bound on host parameters.
-_LOOKUP_CHUNK = 500
 
 
-def _lookup(context: VaultContext, columns: str, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
-    """``id -> (columns...)`` for the rows among `ids` that exist, in chunked ``IN`` queries."""
-    found: dict[str, tuple[Any, ...]] = {}
-    for first in range(0, len(ids), _LOOKUP_CHUNK):
-        chunk = ids[first : first + _LOOKUP_CHUNK]
-        marks = ",".join("?" * len(chunk))
-        # `columns` is one of this module's constants; every id is a bound parameter.
-        query = f"SELECT id, {columns} FROM drawers WHERE id IN ({marks})"  # noqa: S608
-        for row in context.connection.execute(query, chunk):
-            found[row[0]] = tuple(row[1:])
+def _seqs(context: VaultContext, ids: Sequence[str]) -> dict[str, int]:
+    """``id -> seq`` of the rows just written, in chunked ``IN`` queries."""
+    found: dict[str, int] = {}
+    for first in range(0, len(ids), LOOKUP_CHUNK):
+        chunk = ids[first : first + LOOKUP_CHUNK]
+        query = f"SELECT id, seq FROM drawers WHERE id IN ({','.join('?' * len(chunk))})"  # noqa: S608 - marks only
+        found.update((drawer_id, int(seq)) for drawer_id, seq in context.connection.execute(query, chunk))
     return found
 
 
@@ -265,7 +263,7 @@ def _upsert(context: VaultContext, items: list[_Prepared]) -> dict[str, int]:
             for d in (i.drawer,)
         ],
     )
-    seqs = {drawer_id: int(row[0]) for drawer_id, row in _lookup(context, "seq", [i.drawer.id for i in items]).items()}
+    seqs = _seqs(context, [i.drawer.id for i in items])
     if not context.sealed:
         connection.executemany("DELETE FROM drawers_fts WHERE rowid = ?", [(seqs[i.drawer.id],) for i in items])
         connection.executemany(
@@ -308,28 +306,57 @@ def write_drawers(
     if not batch:
         return []
     batch, diversion, slots = _screen(context, batch, screening)
-    prepared = _prepare(context, batch, _vectors(context, batch))
+    packed = _supplied(context, batch)
+    arriving = [incoming(context, item.drawer) for item in batch]
+    # Dedup is decided first, outside the lock, from VERIFIED rows: only what will be written is embedded,
+    # sealed and tagged (a re-sweep of a filed tree embeds nothing). The lock re-checks every row.
+    stored = stored_rows(context, [item.drawer.id for item in arriving])
+    unchanged = {
+        item.drawer.id
+        for item in arriving
+        if (row := stored.get(item.drawer.id)) is not None and is_unchanged(context, item, row)
+    }
+    to_write = [i for i, item in enumerate(arriving) if item.drawer.id not in unchanged]
+    prepared = _prepare(context, [arriving[i] for i in to_write], [packed[i] for i in to_write])
     hooks = [hook for hook in (within, diversion) if hook is not None]
-    results = _commit_batch(context, prepared, hooks, slots)
+    decided = _Decided(stored, unchanged, {item.drawer.id: item for item in prepared}, packed)
+    results = _commit_batch(context, arriving, decided, hooks, slots)
     if isinstance(screening, Screen):
         from undercroft_store.quarantine import record_commits
 
-        committed = zip(prepared, results, strict=True)
+        committed = zip(arriving, results, strict=True)
         record_commits(context, [item.drawer.added_by for item, result in committed if result.outcome != "deduped"])
     return results
 
 
+@dataclass(slots=True)
+class _Decided:
+    """What was decided outside the lock: the rows seen, the ids unchanged, the rows prepared to write."""
+
+    seen: dict[str, StoredRow]
+    unchanged: set[str]
+    prepared: dict[str, _Prepared]
+    packed: list[_Vector]
+
+    def still_unchanged(self, context: VaultContext, item: Incoming, row: StoredRow) -> bool:
+        """The decision under the lock: reused when the row holds the very bytes verified before, else re-taken."""
+        if row == self.seen.get(item.drawer.id):
+            return item.drawer.id in self.unchanged
+        return is_unchanged(context, item, row)
+
+
 def _commit_batch(
     context: VaultContext,
-    prepared: list[_Prepared],
+    arriving: list[Incoming],
+    decided: _Decided,
     hooks: Sequence[TransactionHook] = (),
     slots: dict[str, str] | None = None,
 ) -> list[WriteResult]:
     connection = context.connection
     slots = slots or {}
     # Per drawer: (seq or None until written, outcome, intended id); rows to write, in batch order.
-    decided: list[tuple[int | None, WriteOutcome, str | None]] = []
-    writes: list[_Prepared] = []
+    outcomes: list[tuple[int | None, WriteOutcome, str | None]] = []
+    writes: list[int] = []
     audit: list[AuditRow] = []
     at = context.now()
     connection.execute("BEGIN IMMEDIATE")
@@ -337,35 +364,25 @@ def _commit_batch(
         _record_embedder(context)
         for hook in hooks:
             audit.extend(hook(at))
-        stored = _lookup(context, "seq, fingerprint, meta_json, wing", [item.drawer.id for item in prepared])
-        for item in prepared:
-            existing = stored.get(item.drawer.id)
+        current = stored_rows(context, [item.drawer.id for item in arriving])
+        for position, item in enumerate(arriving):
+            row = current.get(item.drawer.id)
             intended = slots.get(item.drawer.id)
-            if (
-                existing is not None
-                and bytes(existing[1]) == item.fingerprint
-                and (_stable_meta(bytes(existing[2])) == _stable_meta(item.meta))
-                and _adds_no_dates(bytes(existing[2]), item.meta)
-            ):
+            if row is not None and decided.still_unchanged(context, item, row):
                 converged: WriteOutcome = "quarantined" if intended is not None else "deduped"
-                decided.append((int(existing[0]), converged, intended))
+                outcomes.append((row.seq, converged, intended))
                 continue
-            if existing is not None and existing[3] == QUARANTINE_WING:
-                # The backstop: a queue resident is never edited or replaced (a raced write, a forged import).
-                raise InvalidDrawer(
-                    f"drawer {item.drawer.id} is in {QUARANTINE_WING!r}: it cannot be edited or replaced; "
-                    "rule on it with undercroft admission"
-                )
-            writes.append(item)
-            audit.append(AuditRow(f"drawer/{item.drawer.id}", item.tag, at))
-            outcome: WriteOutcome = "updated" if existing is not None else "created"
+            writes.append(position)
+            outcome: WriteOutcome = "updated" if row is not None else "created"
             if item.drawer.wing == QUARANTINE_WING:
                 outcome = "quarantined"
-            decided.append((None, outcome, intended))
-        seqs = _upsert(context, writes) if writes else {}
+            outcomes.append((None, outcome, intended))
+        rows = _rows_to_write(context, arriving, decided, writes)
+        audit.extend(AuditRow(f"drawer/{item.drawer.id}", item.tag, at) for item in rows)
+        seqs = _upsert(context, rows) if rows else {}
         results = [
             WriteResult(item.drawer.id, seqs[item.drawer.id] if seq is None else seq, outcome, intended)
-            for item, (seq, outcome, intended) in zip(prepared, decided, strict=True)
+            for item, (seq, outcome, intended) in zip(arriving, outcomes, strict=True)
         ]
         head, height = _advance(context, audit)
         _commit_and_anchor(context, head, height, len(audit))
@@ -373,8 +390,20 @@ def _commit_batch(
         if connection.in_transaction:
             connection.execute("ROLLBACK")
         raise
-    _signal_writes(context, results, [item.drawer for item in prepared])
+    _signal_writes(context, results, [item.drawer for item in arriving])
     return results
+
+
+def _rows_to_write(
+    context: VaultContext, arriving: list[Incoming], decided: _Decided, writes: list[int]
+) -> list[_Prepared]:
+    """The prepared rows of `writes`, in batch order; a row that changed since the unlocked decision and now
+    needs writing is prepared here, under the lock (a race with another writer: rare, and still correct)."""
+    late = [i for i in writes if arriving[i].drawer.id not in decided.prepared]
+    if late:
+        more = _prepare(context, [arriving[i] for i in late], [decided.packed[i] for i in late])
+        decided.prepared.update((item.drawer.id, item) for item in more)
+    return [decided.prepared[arriving[i].drawer.id] for i in writes]
 
 
 def _signal_writes(context: VaultContext, results: list[WriteResult], drawers: list[Drawer]) -> None:
