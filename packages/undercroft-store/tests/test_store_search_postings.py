@@ -84,3 +84,11 @@ def test_a_needle_below_the_cosine_cut_still_ranks_first(vault: VaultStore) -> N
     assert searcher.search(SearchRequest(QUERY, limit=5)).pool == HYDRATION_FLOOR + 2
     named = searcher.search(SearchRequest("zqxv", limit=5))
     assert [hit.content.startswith("zqxv ") for hit in named.hits[:2]] == [True, True]
+
+
+def test_postings_are_void_once_the_lexicon_drops_its_ids(vault: VaultStore) -> None:
+    lexicon = Lexicon()
+    postings = Postings.build(lexicon, vault, vault.scope_seqs())
+    assert postings.current(lexicon, vault.generation) and not postings.current(lexicon, vault.generation + 1)
+    lexicon.clear()  # term ids are re-interned from here: postings keyed by the old ids must not be read
+    assert not postings.current(lexicon, vault.generation)

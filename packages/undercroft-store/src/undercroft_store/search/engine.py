@@ -195,7 +195,7 @@ class Searcher:
     ) -> NDArray[np.int64]:
         """The population's drawers holding the query's rarest terms (postings built once per generation)."""
         index = self._postings
-        if index is None or index.generation != self._store.generation:
+        if index is None or not index.current(self.lexicon, self._store.generation):
             with silent(self._store, InternalRead.INDEX_MAINTENANCE):
                 index = self._postings = Postings.build(self.lexicon, self._store, seqs)
         # Term order, not interning order (which a rebuild may change), breaks ties between equally rare terms.

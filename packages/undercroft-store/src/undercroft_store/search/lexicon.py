@@ -112,6 +112,8 @@ class Lexicon:
         self._scripts: dict[frozenset[str], frozenset[str]] = {}
         self.filled = 0
         self.resets = 0
+        #: Bumped whenever the vocabulary is dropped: term ids read before are void (see `postings`).
+        self.epoch = 0
 
     def __len__(self) -> int:
         """Entries held."""
@@ -125,6 +127,7 @@ class Lexicon:
         self._buckets = {}
         self._scripts = {}
         self._generation = None
+        self.epoch += 1
 
     def sync(self, generation: int) -> None:
         """Drop everything when ``generation`` differs from the one the entries were filled under."""

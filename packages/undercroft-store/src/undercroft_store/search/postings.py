@@ -29,6 +29,7 @@ class Postings:
     """Term id (the lexicon's) → ascending seqs holding it, for one store generation, as one CSR layout."""
 
     generation: int
+    epoch: int
     starts: NDArray[np.intp]
     holders_by_term: NDArray[np.int64]
 
@@ -43,7 +44,11 @@ class Postings:
         order = np.argsort(pool.ids, kind="stable")  # stable: each term's seqs stay ascending
         counts = np.bincount(pool.ids, minlength=len(lexicon.terms))
         starts = np.concatenate(([0], np.cumsum(counts))).astype(np.intp)
-        return cls(generation, starts, np.ascontiguousarray(owners[order]))
+        return cls(generation, lexicon.epoch, starts, np.ascontiguousarray(owners[order]))
+
+    def current(self, lexicon: Lexicon, generation: int) -> bool:
+        """Whether these postings still speak ``lexicon``'s term ids for the store at ``generation``."""
+        return self.generation == generation and self.epoch == lexicon.epoch
 
     def holders(self, term_id: int) -> NDArray[np.int64]:
         """The seqs holding ``term_id``, ascending (none for an id interned after the build)."""
