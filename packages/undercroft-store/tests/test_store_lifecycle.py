@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -102,3 +104,64 @@ def test_close_wipes_and_refuses(home: Path, embedder: HashEmbedder) -> None:
     palace.close()
     with pytest.raises(StoreClosed):
         palace.open_vault("default", embedder)
+
+
+@pytest.fixture
+def umask_022() -> Iterator[None]:
+    previous = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+@pytest.mark.usefixtures("umask_022")
+@pytest.mark.parametrize("passphrase", [None, "hunter22"])
+def test_init_narrows_a_pre_existing_0755_home_before_writing_key_material(
+    tmp_path: Path, passphrase: str | None
+) -> None:
+    home = tmp_path / "made-by-hand"
+    home.mkdir()
+    (home / "vaults").mkdir()  # an empty vaults/ left by an installer
+    assert _mode(home) == 0o755 and _mode(home / "vaults") == 0o755
+    with Palace(home, passphrase=passphrase) as palace:
+        assert palace.init() is True
+    key = home / ("master.key" if passphrase is None else "kdf.salt")
+    assert _mode(home) == 0o700 and _mode(home / "vaults") == 0o700 and _mode(key) == 0o600
+    assert _mode(home / "vaults" / "default") == 0o700
+
+
+@pytest.mark.usefixtures("umask_022")
+def test_a_fresh_home_under_umask_022_is_0700(tmp_path: Path) -> None:
+    home = tmp_path / "nested" / "palace"
+    with Palace(home) as palace:
+        palace.init()
+    assert _mode(home) == 0o700 and _mode(home / "vaults") == 0o700 and _mode(home / "master.key") == 0o600
+
+
+@pytest.mark.usefixtures("umask_022")
+def test_the_first_vault_narrows_a_home_widened_after_its_key_was_made(tmp_path: Path) -> None:
+    home = tmp_path / "palace"
+    with Palace(home) as palace:
+        palace.init()
+        palace.delete_vault("default")  # key material and no vault
+    home.chmod(0o755)
+    with Palace(home) as palace:
+        palace.create_vault("work")
+    assert _mode(home) == 0o700
+
+
+@pytest.mark.usefixtures("umask_022")
+def test_a_home_that_already_holds_vaults_is_never_chmoded(tmp_path: Path, embedder: HashEmbedder) -> None:
+    home = tmp_path / "palace"
+    with Palace(home) as palace:
+        palace.init()
+    home.chmod(0o755)  # the operator's decision (docs/store.md says how to narrow it)
+    with Palace(home) as palace:
+        assert palace.init() is False
+        palace.create_vault("work")
+        with palace.open_vault("work", embedder) as store:
+            store.remember("kept private by its own 0600 files", wing="w", room="r", added_by="t")
+        palace.delete_vault("work")
+    assert _mode(home) == 0o755
+    assert _mode(home / "master.key") == 0o600 and _mode(home / "vaults" / "default" / "vault.db") == 0o600

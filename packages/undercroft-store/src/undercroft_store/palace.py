@@ -2,8 +2,9 @@
 
 Layout: ``$UNDERCROFT_HOME`` (default ``~/.undercroft``, mode 0700) holds ``master.key`` (or ``kdf.salt``
 for a passphrase installation) and ``vaults/<name>/{vault.db, vault.json}``; directories are 0700 and
-key, manifest and database files 0600. The master key is read (or, in a fresh installation on a writable
-palace, created) on first need and wiped by `close()`.
+key, manifest and database files 0600. A pre-existing home is narrowed to owner-only when key material or
+the first vault is created in it; a home that already holds a vault is never chmod'ed. The master key is
+read (or, in a fresh installation on a writable palace, created) on first need and wiped by `close()`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from undercroft_core.errors import InvalidInput
 from undercroft_core.names import validate_name
 from undercroft_vault import MasterKey, SecretBytes, open_master_key, validate_vault_id
 from undercroft_vault.manifest import LEVELS, Level
+from undercroft_vault.masterkey import narrow_home
 
 from undercroft_store._internal.context import utc_now
 from undercroft_store._internal.identity import check_identity
@@ -143,9 +145,15 @@ class Palace:
         directory = self.vault_dir(name)
         if directory.exists():
             raise VaultExists(f"vault {name!r} already exists at {directory}")
+        first = not self.list_vaults()
         master = self._master_key()
-        self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if first:
+            # The key may predate this call (its creator narrowed the home then); a first vault narrows again
+            # in case the home was widened since. A home that already holds vaults is never chmod'ed.
+            narrow_home(self.home)
         (self.home / _VAULTS).mkdir(mode=0o700, exist_ok=True)
+        if first:
+            (self.home / _VAULTS).chmod(0o700)
         create_vault_files(directory, name, level, master, self._random)
         return directory
 

@@ -2,12 +2,16 @@
 
 The key files are unauthenticated, so they never decide which key sealed a vault (the manifest MAC does);
 they only decide how the declared key source is read. A declaration the files contradict is refused here,
-before anything is derived, naming both readings.
+before anything is derived, naming both readings. A key file another user could read or write (any group or
+others bit set, e.g. 0640, 0604, 0644) is refused the way ssh refuses a loose private key, before its bytes
+are used; the message names the file, its mode and the fix (``chmod 600 <path>``). Key material is only ever
+created in a home narrowed to 0700 first (`narrow_home`), whoever created the directory.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +33,7 @@ __all__ = [
     "MASTER_KEY_LENGTH",
     "MasterKey",
     "derive_passphrase_key",
+    "narrow_home",
     "open_master_key",
 ]
 
@@ -136,8 +141,30 @@ def open_master_key(
     return _create(home, passphrase, random_bytes)
 
 
-def _create(home: Path, passphrase: str | None, random_bytes: Callable[[int], bytes]) -> MasterKey:
+def narrow_home(home: Path) -> int | None:
+    """Create `home` 0700, or strip group and others bits from an existing one.
+
+    ``mkdir(mode=0o700, exist_ok=True)`` leaves a pre-existing 0755 directory as it was, so a home made by
+    hand (or by an installer under umask 022) would hold the key in a directory every user can list. Callers
+    narrow only a home that holds no vault yet: a home with vaults is the operator's, and is left alone.
+    Returns the mode it replaced, or None when nothing changed (created here, or already owner-only).
+    """
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    mode = stat.S_IMODE(home.stat().st_mode)
+    if not mode & 0o077:
+        return None
+    try:
+        home.chmod(mode & 0o700)  # narrow only: the owner's own bits are left as they are
+    except OSError as error:
+        raise KeyDeclarationRefused(
+            f"{home} has mode {mode:04o} and could not be narrowed to owner-only ({error.strerror}); no key material "
+            f"was written: fix it with: chmod 700 {home}"
+        ) from None
+    return mode
+
+
+def _create(home: Path, passphrase: str | None, random_bytes: Callable[[int], bytes]) -> MasterKey:
+    narrow_home(home)  # before the first byte of key material lands in it
     if passphrase is None:
         material = random_bytes(MASTER_KEY_LENGTH)
         secret = SecretBytes(material, expected_length=MASTER_KEY_LENGTH)
@@ -169,7 +196,34 @@ def _read_key_file(path: Path) -> SecretBytes:
 
 
 def _read_exact(path: Path, length: int, label: str) -> bytes:
-    data = path.read_bytes()
-    if len(data) != length:
+    # One descriptor for the mode check and the read, so the file checked is the file read.
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        status = os.fstat(fd)
+        _refuse_loose(path, label, status.st_mode)
+        if status.st_size != length:
+            raise KeyDeclarationRefused(f"{label} at {path} is {status.st_size} bytes; expected exactly {length}")
+        data = os.read(fd, length + 1)
+    finally:
+        os.close(fd)
+    if len(data) != length:  # it changed size between fstat and read
         raise KeyDeclarationRefused(f"{label} at {path} is {len(data)} bytes; expected exactly {length}")
     return data
+
+
+_LOOSE_BITS = ((stat.S_IRGRP, "group can read"), (stat.S_IWGRP, "group can write"),
+               (stat.S_IXGRP, "group can execute"), (stat.S_IROTH, "others can read"),
+               (stat.S_IWOTH, "others can write"), (stat.S_IXOTH, "others can execute"))  # fmt: skip
+
+
+def _refuse_loose(path: Path, label: str, st_mode: int) -> None:
+    """ssh's rule for a private key: no permission bit for group or others, whatever the owner bits are."""
+    if os.name != "posix":  # mode bits carry no access control elsewhere
+        return
+    mode = stat.S_IMODE(st_mode)
+    loose = [words for bit, words in _LOOSE_BITS if mode & bit]
+    if loose:
+        raise KeyDeclarationRefused(
+            f"{label} at {path} has mode {mode:04o} ({', '.join(loose)}): key material other users can read "
+            f"or replace is refused and nothing was derived; fix it with: chmod 600 {path}"
+        )
