@@ -6,11 +6,14 @@ chain head, MAC'd under the vault's current keys) and ``backup.json`` (informati
 0700, files 0600. A snapshot is verified after it is written — every verify leg, on the copy itself — and
 deleted again if it fails (`BackupRefused`, an integrity verdict). The newest `KEEP` snapshots are kept.
 
-Restore checks the backup names this vault (`BackupMismatch`), verifies it again (`BackupRefused`),
-refuses while any connection holds the vault open unless forced (`VaultInUse`; an exclusive SQLite lock
-probe, not a lock file), then writes the manifest FIRST and the database second: a crash in between
-leaves an older manifest beside the current database, which the next writable open heals as "anchor
-behind" — never an older database beside a current manifest, which alarms as a rollback.
+Restore copies the backup's database and manifest once into ``vaults/<vault>/.restoring/`` and works on that
+copy only: it checks the copy names this vault (`BackupMismatch`), verifies it (`BackupRefused`), refuses
+while any connection holds the vault open unless forced (`VaultInUse`; an exclusive SQLite lock probe, not a
+lock file), then renames the verified manifest FIRST and the verified database second (atomic renames, one
+directory fsync): a crash in between leaves an older manifest beside the current database, which the next
+writable open heals as "anchor behind" — never an older database beside a current manifest, which alarms as
+a rollback. Nothing is read from ``backups/`` after the copy, so a file swapped there mid-restore is never
+installed unverified.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ BACKUPS_DIR: Final = "backups"
 KEEP: Final = 10
 _MANIFEST: Final = "vault.json"
 _INFO: Final = "backup.json"
+#: Inside the vault's directory, so the verified copy is renamed (same filesystem) and no other user can reach it.
+_STAGING: Final = ".restoring"
 
 
 @dataclass(frozen=True)
@@ -179,44 +184,70 @@ def _backup_vault_id(directory: Path) -> object:
 def restore_backup(
     palace: Palace, name: str, backup_id: str, embedder: Embedder, *, force: bool = False
 ) -> VerifyReport:
-    """Replace vault `name` with snapshot `backup_id`; returns the verify report of the restored vault."""
+    """Replace vault `name` with snapshot `backup_id`; returns the verify report of the restored vault.
+
+    The snapshot is copied ONCE into a staging directory inside the vault's own (0700) directory, and that
+    copy is what is checked, verified and renamed into place: a writer of ``backups/`` who swaps the files
+    mid-restore either changes the copy (which then fails verify) or changes nothing that is installed.
+    """
     root = _root(palace, name)
     directory = root / backup_id
     if os.sep in backup_id or backup_id in ("", ".", "..") or not (directory / DB_FILE).is_file():
         raise BackupNotFound(f"no backup {backup_id!r} of vault {name!r} under {root}")
-    claimed = _backup_vault_id(directory)
-    if claimed != name:
-        raise BackupMismatch(f"backup {backup_id!r} is a snapshot of vault {claimed!r}, not of {name!r}: refused")
-    report = _verify_copy(directory, name, palace, embedder)
-    if not report.ok:
-        raise BackupRefused(f"backup {backup_id!r} of vault {name!r} fails verify; not restored:\n{report.render()}")
-    vault_dir = palace.vault_dir(name)
-    db_path = vault_dir / DB_FILE
-    if database_in_use(db_path) and not force:
-        raise VaultInUse(f"vault {name!r} is open elsewhere: stop that process, or pass --force")
     if palace.read_only:
         raise StoreClosed("a read-only palace cannot restore a vault")
+    vault_dir = palace.vault_dir(name)
+    created = not vault_dir.exists()  # restoring a deleted vault: a refusal must not leave an empty directory
     vault_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    staging = vault_dir / (DB_FILE + ".restoring")
-    shutil.copyfile(directory / DB_FILE, staging)
-    staging.chmod(0o600)
-    with open(staging, "rb") as handle:
-        os.fsync(handle.fileno())
-    # Manifest first (an older manifest beside the current database heals), database second.
-    manifest_tmp = vault_dir / (_MANIFEST + ".restoring")
-    shutil.copyfile(directory / _MANIFEST, manifest_tmp)
-    manifest_tmp.chmod(0o600)
-    with open(manifest_tmp, "rb") as handle:
-        os.fsync(handle.fileno())
-    manifest_tmp.replace(vault_dir / _MANIFEST)
+    staging = vault_dir / _STAGING
+    shutil.rmtree(staging, ignore_errors=True)  # a restore that crashed before its renames left nothing live
+    staging.mkdir(mode=0o700)
+    try:
+        _stage(directory, staging)
+        claimed = _backup_vault_id(staging)
+        if claimed != name:
+            raise BackupMismatch(f"backup {backup_id!r} is a snapshot of vault {claimed!r}, not of {name!r}: refused")
+        report = _verify_copy(staging, name, palace, embedder)
+        if not report.ok:
+            raise BackupRefused(
+                f"backup {backup_id!r} of vault {name!r} fails verify; not restored:\n{report.render()}"
+            )
+        if database_in_use(vault_dir / DB_FILE) and not force:
+            raise VaultInUse(f"vault {name!r} is open elsewhere: stop that process, or pass --force")
+        _install(staging, vault_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        if created:
+            shutil.rmtree(vault_dir, ignore_errors=True)
+        raise
+    shutil.rmtree(staging, ignore_errors=True)
+    with palace.open_vault(name, embedder) as store:
+        return store.verify()
+
+
+def _stage(directory: Path, staging: Path) -> None:
+    """Copy the snapshot's database and manifest into `staging` (0600, fsynced): the only read of backups/."""
+    for file_name in (DB_FILE, _MANIFEST):
+        target = staging / file_name
+        shutil.copyfile(directory / file_name, target)
+        target.chmod(0o600)
+        with open(target, "rb") as handle:
+            os.fsync(handle.fileno())
+
+
+def _install(staging: Path, vault_dir: Path) -> None:
+    """Rename the verified copies into place: manifest first (an older manifest beside the current database
+    heals as "anchor behind"), database second; each rename atomic, the directory fsynced after both."""
+    staged_db = staging / DB_FILE
+    for suffix in ("-journal", "-wal", "-shm"):  # the read-only verify leaves none; never carry one across
+        (staging / (DB_FILE + suffix)).unlink(missing_ok=True)
+    (staging / _MANIFEST).replace(vault_dir / _MANIFEST)
     (vault_dir / "vault.json.next").unlink(missing_ok=True)  # a staged rotation belongs to the replaced state
     for suffix in ("-wal", "-shm"):  # stale WAL frames belong to the replaced database, never to the copy
         (vault_dir / (DB_FILE + suffix)).unlink(missing_ok=True)
-    staging.replace(db_path)
+    staged_db.replace(vault_dir / DB_FILE)
     descriptor = os.open(vault_dir, os.O_RDONLY)
     try:
         os.fsync(descriptor)
     finally:
         os.close(descriptor)
-    with palace.open_vault(name, embedder) as store:
-        return store.verify()
