@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     drawers, repeats = (200, 30) if args.smoke else (2000, 300)
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "palace"
-        with Palace(home, passphrase="bench") as palace:
+        with Palace(home, passphrase="bench") as palace:  # noqa: S106 - a throw-away benchmark palace
             palace.init()
             with palace.open_vault("default", HashEmbedder()) as store:
                 ids: list[str] = []
