@@ -135,6 +135,11 @@ class Searcher:
         )
 
     @property
+    def postings(self) -> Postings | None:
+        """The RAM postings of the whole vault (None until a wide search or `warm` builds them)."""
+        return self._postings
+
+    @property
     def gate(self) -> float | None:
         """The semantic admission gate in force (None: lexical evidence only)."""
         return self._gate
@@ -184,20 +189,26 @@ class Searcher:
         """Fill both caches for the whole vault now (a server's first search then pays nothing); returns the
         drawers read. Every drawer is HMAC-verified and decrypted on the way in."""
         with silent(self._store, InternalRead.INDEX_MAINTENANCE):
-            self.cache.load(self._store)
             seqs, _ = self.cache.load(self._store)
             before = self.lexicon.filled
-            self._postings = Postings.build(self.lexicon, self._store, seqs)
+            self._postings = self._indexed(seqs)
             return self.lexicon.filled - before
+
+    def _indexed(self, seqs: NDArray[np.int64]) -> Postings:
+        """The postings for the store's current generation: patched by the tag diff, or built once."""
+        index = self._postings
+        if index is None:
+            return Postings.build(self.lexicon, self._store, seqs)
+        return index.refresh(self.lexicon, self._store, seqs)
 
     def _rare_holders(
         self, query: LexicalQuery, population: NDArray[np.int64], seqs: NDArray[np.int64], budget: int
     ) -> NDArray[np.int64]:
-        """The population's drawers holding the query's rarest terms (postings built once per generation)."""
+        """The population's drawers holding the query's rarest terms (postings kept current by the tag diff)."""
         index = self._postings
         if index is None or not index.current(self.lexicon, self._store.generation):
             with silent(self._store, InternalRead.INDEX_MAINTENANCE):
-                index = self._postings = Postings.build(self.lexicon, self._store, seqs)
+                index = self._postings = self._indexed(seqs)
         # Term order, not interning order (which a rebuild may change), breaks ties between equally rare terms.
         ids = [found for term in sorted(set(query.terms)) if (found := self.lexicon.term_id(term)) is not None]
         return index.rare_holders(ids, population, budget)

@@ -2,9 +2,10 @@
 
 Each entry is filled from a drawer the store has just HMAC-verified and decrypted (`VaultStore.hydrate_many`):
 its term counts under the language layer's tokenizer, its length in terms, its letter scripts and its room.
-Entries are keyed by ``seq`` and the whole cache is dropped when `VaultStore.generation` moves (any committed
-write, by any connection) — exactly the embedding cache's rule. It lives in RAM only: a sealed vault writes
-nothing content-derived to disk.
+Entries are keyed by ``seq``. When `VaultStore.generation` moves (any committed write, by any connection) the
+cache diffs ``seq → tag`` (the HMAC tag covers id, meta and content) against the marks it was filled under and
+drops only the entries of vanished or changed drawers; past a quarter of the vault, or in a small vault, it is
+dropped whole. It lives in RAM only: a sealed vault writes nothing content-derived to disk.
 
 Terms are interned into one vocabulary per cache, and each term is filed once under its lexeme keys, so a
 search finds a query term's morphological relatives by lookup instead of re-keying the pool's vocabulary.
@@ -23,6 +24,7 @@ from numpy.typing import NDArray
 from undercroft_core.drawer import Drawer
 from undercroft_core.language import lexeme_keys, script_of
 
+from undercroft_store.search._internal.row_marks import tag_marks, too_many
 from undercroft_store.search._internal.term_bags import TermBag, term_bag
 
 __all__ = ["FILL_BATCH", "BagSource", "LexicalEntry", "LexicalPool", "Lexicon"]
@@ -110,14 +112,30 @@ class Lexicon:
         self.terms: list[str] = []
         self._buckets: dict[str, list[int]] = {}
         self._scripts: dict[frozenset[str], frozenset[str]] = {}
+        # seq → tag at the last sync (replaced, never mutated: `Postings` keeps the one it was built under),
+        # and the held seqs filled while absent from it (a write racing the sync): dropped at the next one.
+        self._marks: dict[int, bytes] = {}
+        self._untagged: set[int] = set()
         self.filled = 0
         self.resets = 0
+        #: Entries dropped one by one because their drawer vanished or its tag changed.
+        self.dropped = 0
         #: Bumped whenever the vocabulary is dropped: term ids read before are void (see `postings`).
         self.epoch = 0
 
     def __len__(self) -> int:
         """Entries held."""
         return len(self._entries)
+
+    @property
+    def marks(self) -> dict[int, bytes]:
+        """``seq → tag`` of the vault as of the last sync (empty: the source offers none). Do not mutate."""
+        return self._marks
+
+    @property
+    def generation(self) -> int | None:
+        """The store generation the entries were last synced to (None: never, or cleared)."""
+        return self._generation
 
     def clear(self) -> None:
         """Drop every entry and the vocabulary (closing a vault wipes them with the keys)."""
@@ -126,16 +144,35 @@ class Lexicon:
         self.terms = []
         self._buckets = {}
         self._scripts = {}
+        self._marks = {}
+        self._untagged = set()
         self._generation = None
         self.epoch += 1
 
-    def sync(self, generation: int) -> None:
-        """Drop everything when ``generation`` differs from the one the entries were filled under."""
-        if self._generation != generation:
+    def sync(self, source: BagSource) -> None:
+        """Follow ``source`` to its current generation: drop the entries of vanished or changed drawers (by
+        their tags), or everything when the diff is too large or cannot be read."""
+        generation = source.generation
+        if self._generation == generation:
+            return
+        marks = tag_marks(source)
+        old = self._marks
+        if marks is None or self._generation is None:
+            touched = None
+        else:
+            touched = {seq for seq in old.keys() | marks.keys() if old.get(seq) != marks.get(seq)}
+            touched |= self._untagged
+        if touched is None or too_many(len(touched), len(marks or ())):
             if self._generation is not None:
                 self.resets += 1
             self.clear()
-            self._generation = generation
+        else:
+            for seq in touched:
+                if self._entries.pop(seq, None) is not None:
+                    self.dropped += 1
+            self._untagged = set()
+        self._marks = marks or {}
+        self._generation = generation
 
     def term_id(self, term: str) -> int | None:
         """The interned id of ``term`` (None: no cached drawer holds it)."""
@@ -169,6 +206,8 @@ class Lexicon:
         """File the bag of ``drawer`` (which the caller has just read verified) under ``seq``."""
         entry = self._entry(term_bag(drawer.content), drawer.room)
         self._entries[seq] = entry
+        if seq not in self._marks:
+            self._untagged.add(seq)
         self.filled += 1
         return entry
 
@@ -177,7 +216,7 @@ class Lexicon:
 
         Missing entries are filled from `hydrate_many` — every one HMAC-verified and decrypted on the way in.
         """
-        self.sync(source.generation)
+        self.sync(source)
         missing = [seq for seq in seqs if seq not in self._entries]
         read: dict[int, Drawer] = {}
         for first in range(0, len(missing), FILL_BATCH):

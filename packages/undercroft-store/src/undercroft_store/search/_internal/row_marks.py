@@ -1,0 +1,108 @@
+"""Per-seq change marks of a vault's drawers, for diffing the search caches across store generations.
+
+A drawer's HMAC ``tag`` covers its id, meta and content, so a changed tag is a changed bag. Embeddings sit
+outside the HMAC envelope (repair and migration re-embed in place), so the embedding cache marks each row by
+a digest of its tag AND its stored embedding blob. Marks are never evidence of integrity: a row whose mark
+moved is re-read through the verified path, and everything a search returns is read verified again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+from numpy.typing import NDArray
+from undercroft_vault import Domain, IntegrityFailure
+
+from undercroft_store._internal.reading import report_tamper
+from undercroft_store._internal.transaction import readable
+from undercroft_store._internal.vectors import unpack_row
+from undercroft_store.errors import EmbeddingRefused, RecordTampered
+from undercroft_store.store import VaultStore
+
+__all__ = [
+    "REBUILD_SHARE",
+    "SMALL_VAULT",
+    "EmbeddingRows",
+    "decode_rows",
+    "embedding_rows",
+    "tag_marks",
+    "too_many",
+    "unit_rows",
+]
+
+#: A diff touching more than this share of the vault is replaced by a full rebuild (about as cheap by then).
+REBUILD_SHARE: Final = 0.25
+#: A vault this small is rebuilt whole: each search there hydrates its whole population anyway.
+SMALL_VAULT: Final = 256
+
+
+def too_many(touched: int, population: int) -> bool:
+    """Whether a diff touching ``touched`` seqs of ``population`` should give way to a full rebuild."""
+    return population <= SMALL_VAULT or touched > REBUILD_SHARE * population
+
+
+def tag_marks(source: object) -> dict[int, bytes] | None:
+    """``seq → tag`` of every drawer (None: the source is not a vault store, so nothing can be diffed)."""
+    if not isinstance(source, VaultStore):
+        return None
+    connection = readable(source._context).connection
+    return {int(seq): bytes(tag) for seq, tag in connection.execute("SELECT seq, tag FROM drawers")}
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingRows:
+    """Every drawer's row as stored, ascending seq, with its mark (digest of tag and embedding blob)."""
+
+    seqs: NDArray[np.int64]
+    marks: list[bytes]
+    ids: list[str]
+    blobs: list[bytes]
+    metas: list[bytes]
+
+
+def embedding_rows(source: object) -> EmbeddingRows | None:
+    """One read of every drawer's seq, id, tag, embedding and meta (None: not a vault store)."""
+    if not isinstance(source, VaultStore):
+        return None
+    connection = readable(source._context).connection
+    rows = connection.execute("SELECT seq, id, tag, embedding, meta_json FROM drawers ORDER BY seq").fetchall()
+    marks = [hashlib.blake2b(bytes(tag) + bytes(blob), digest_size=16).digest() for _, _, tag, blob, _ in rows]
+    return EmbeddingRows(
+        seqs=np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows)),
+        marks=marks,
+        ids=[row[1] for row in rows],
+        blobs=[bytes(row[3]) for row in rows],
+        metas=[bytes(row[4]) for row in rows],
+    )
+
+
+def decode_rows(source: VaultStore, rows: EmbeddingRows, positions: list[int]) -> NDArray[np.float32]:
+    """The unit float32 rows at ``positions`` of ``rows``: each sealed blob opened under ``{id}/emb`` (a
+    failure is `RecordTampered`, as in `VaultStore.iter_embeddings`); a blob of another vector space is zero."""
+    context = readable(source._context)
+    dimension = context.embedder.dimension
+    codes = np.zeros((len(positions), dimension), dtype=np.int8)
+    scales = np.zeros(len(positions), dtype=np.float32)
+    for row, position in enumerate(positions):
+        drawer_id, blob = rows.ids[position], rows.blobs[position]
+        try:
+            packed = context.sealer.open(Domain.embedding(drawer_id), blob) if context.sealed else blob
+        except IntegrityFailure as error:
+            report_tamper(context, drawer_id, rows.metas[position])
+            raise RecordTampered(f"embedding of {drawer_id} in vault {context.vault_id!r}: {error}") from None
+        try:
+            scales[row], codes[row] = unpack_row(packed, dimension)
+        except EmbeddingRefused:
+            pass  # semantically invisible until repair re-embeds it (a blob that opened is authentic)
+    return unit_rows(codes, scales)
+
+
+def unit_rows(codes: NDArray[np.int8], scales: NDArray[np.float32]) -> NDArray[np.float32]:
+    """Dequantise and normalise rows (zero rows stay zero); row by row, so a subset matches the whole."""
+    vectors = codes.astype(np.float32) * scales[:, np.newaxis]
+    norms = np.linalg.norm(vectors, axis=1)
+    vectors /= np.where(norms > 0.0, norms, 1.0)[:, np.newaxis]
+    return vectors
