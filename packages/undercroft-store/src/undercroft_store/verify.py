@@ -96,24 +96,21 @@ class VerifyReport:
         lines.append(f"audit chain:      {chain} ({self.chain_records} records, anchor {self.anchor})")
         if self.chain_detail:
             lines.append(f"  {self.chain_detail}")
-        lines.append(f"orphan labels:    {len(self.orphan_labels)}")
-        lines += [f"  ORPHAN: {label}" for label in self.orphan_labels]
-        lines.append(f"stale records:    {len(self.stale_records)}")
-        lines += [f"  STALE: {drawer_id}" for drawer_id in self.stale_records]
-        lines.append(f"unlabelled rows:  {len(self.unlabelled_records)}")
-        lines += [f"  UNLABELLED: {drawer_id}" for drawer_id in self.unlabelled_records]
-        lines.append(f"tombstones:       {len(self.tombstone_failures)} failed")
-        lines += [f"  TOMBSTONE: {drawer_id}" for drawer_id in self.tombstone_failures]
-        lines.append(f"mirror drift:     {len(self.mirror_drift)}")
-        lines += [f"  DRIFT: {drawer_id}" for drawer_id in self.mirror_drift]
-        lines.append(f"trust rows:       {len(self.trust_failures)} failed")
-        lines += [f"  TRUST: {finding}" for finding in self.trust_failures]
-        lines.append(f"admission queue:  {len(self.queue_failures)} failed")
-        lines += [f"  QUEUE: {finding}" for finding in self.queue_failures]
-        lines.append(f"resurrected:      {len(self.resurrected)}")
-        lines += [f"  RESURRECTED: {drawer_id}" for drawer_id in self.resurrected]
-        lines.append(f"retention drift:  {len(self.retention_drift)}")
-        lines += [f"  POLICY: {finding}" for finding in self.retention_drift]
+        # One count line per leg, then one marked line per finding: (label, suffix, marker, findings).
+        legs: tuple[tuple[str, str, str, list[str]], ...] = (
+            ("orphan labels:", "", "ORPHAN", self.orphan_labels),
+            ("stale records:", "", "STALE", self.stale_records),
+            ("unlabelled rows:", "", "UNLABELLED", self.unlabelled_records),
+            ("tombstones:", " failed", "TOMBSTONE", self.tombstone_failures),
+            ("mirror drift:", "", "DRIFT", self.mirror_drift),
+            ("trust rows:", " failed", "TRUST", self.trust_failures),
+            ("admission queue:", " failed", "QUEUE", self.queue_failures),
+            ("resurrected:", "", "RESURRECTED", self.resurrected),
+            ("retention drift:", "", "POLICY", self.retention_drift),
+        )
+        for label, suffix, marker, findings in legs:
+            lines.append(f"{label:<18}{len(findings)}{suffix}")
+            lines += [f"  {marker}: {finding}" for finding in findings]
         if self.surfaces is not None:
             lines += self.surfaces.lines()
         lines.append("VERIFY OK" if self.ok else "VERIFY FAILED")
