@@ -25,6 +25,7 @@ from undercroft_store.search._internal.entities import read_entities
 from undercroft_store.search._internal.scope_memo import ScopeMemo
 from undercroft_store.search.candidates import TILED_DEPTH, EmbeddingCache, FullScanTier, joined, plan_pool
 from undercroft_store.search.errors import InvalidSearch
+from undercroft_store.search.fts import fts_joiners
 from undercroft_store.search.fusion import FusionPolicy, recency_by_share, semantic_scores
 from undercroft_store.search.gate import admit, resolve_gate
 from undercroft_store.search.hits import SearchHit, SearchResult, elapsed_days
@@ -67,6 +68,7 @@ class Searcher:
         fusion: FusionPolicy | None = None,
         gate: float | Literal["off"] | None = None,
         pool_div: int | None = 64,
+        fts_prefilter_min: int | None = 2048,
         trust: TrustPolicy | None = None,
         trust_reader: Callable[[], Mapping[str, str]] | None = None,
         trace: bool = False,
@@ -76,7 +78,9 @@ class Searcher:
 
         ``trust_reader``, when given, supplies the wing assignments afresh for every search a floor applies to
         (the vault's own verified trust table, so an assignment made after this searcher was built counts);
-        ``trust`` then contributes only its vault floor.
+        ``trust`` then contributes only its vault floor. ``fts_prefilter_min`` (None: off): on an hmac-only
+        vault, an unpinned search whose population exceeds it draws its lexical joiners from the FTS5 index
+        (`search.fts`) instead of the RAM postings.
         """
         self._store = store
         self._embedder = embedder
@@ -85,6 +89,11 @@ class Searcher:
         if pool_div is not None and (isinstance(pool_div, bool) or not isinstance(pool_div, int) or pool_div < 1):
             raise InvalidSearch(f"pool_div must be a positive integer or None; got {pool_div!r}")
         self._pool_div = pool_div
+        if fts_prefilter_min is not None and (
+            isinstance(fts_prefilter_min, bool) or not isinstance(fts_prefilter_min, int) or fts_prefilter_min < 0
+        ):
+            raise InvalidSearch(f"fts_prefilter_min must be a non-negative integer or None; got {fts_prefilter_min!r}")
+        self._fts_min = fts_prefilter_min
         self._trust = trust or TrustPolicy({})
         self._trust_reader = trust_reader
         self._trace = trace
@@ -128,6 +137,7 @@ class Searcher:
             fusion=policy,
             gate=settings.semantic_gate(env),
             pool_div=settings.pool_div(env),
+            fts_prefilter_min=settings.fts_prefilter_min(env),
             trust=TrustPolicy(dict(trust_assignments or {}), None if vault_floor is None else str(vault_floor)),
             trust_reader=reader,
             trace=settings.search_trace(env),
@@ -213,6 +223,13 @@ class Searcher:
         ids = [found for term in sorted(set(query.terms)) if (found := self.lexicon.term_id(term)) is not None]
         return index.rare_holders(ids, population, budget)
 
+    def _fts_applies(self, population: int, pinned: bool) -> bool:
+        """Whether this search draws lexical joiners from the hmac-only FTS5 index. A pinned ranking keeps the
+        postings: FTS5's BM25 statistics span the whole vault, so a later write would move its joiners."""
+        return (
+            self._fts_min is not None and not pinned and population > self._fts_min and self._store.level == "hmac-only"
+        )
+
     def _verified(self, read: Mapping[int, Drawer], seqs: list[int]) -> dict[int, Drawer]:
         """Verified drawers for ``seqs``: those this search has just read, the rest read now (absent skipped)."""
         missing = [seq for seq in seqs if seq not in read]
@@ -258,9 +275,19 @@ class Searcher:
         plan = plan_pool(len(population), geometry, depth, self._pool_div)
         drawn = tier.candidates(query_vector, population, plan)
         query = LexicalQuery.parse(request.query, request.conventions.language)
+        tier_name = tier.name
         if not plan.exact:
-            # Lexical evidence joins the cut: drawers holding the query's rarest terms, whatever their cosine.
-            held = self._rare_holders(query, population, seqs, plan.hydrate)
+            # Lexical evidence joins the cut: drawers holding the query's rarest terms, whatever their cosine
+            # (on a large hmac-only scope, the FTS5 index's BM25 best: no RAM postings to build).
+            if self._fts_applies(len(population), ranked_at is not None):
+                cosines_of = partial(tier.cosines, query_vector)
+                held = fts_joiners(
+                    self._store, request.query, population, plan.hydrate, cosines_of, pool_div=self._pool_div
+                )
+                tier_name = f"{tier.name}+fts"
+                obs.increment(names.SEARCH_PREFILTERED_TOTAL)
+            else:
+                held = self._rare_holders(query, population, seqs, plan.hydrate)
             drawn = joined(drawn, held, tier.cosines(query_vector, held))
         trace.mark("candidates")
         entries, read = self.lexicon.entries(self._store, drawn.seqs.tolist())
@@ -314,7 +341,7 @@ class Searcher:
         trace.mark("hits")
         self._signal(request, len(hits), time.perf_counter() - started)
         trace.emit(
-            scope=scope.label, searched=len(population), pool=len(pool_entries), admitted=len(positions), tier=tier.name
+            scope=scope.label, searched=len(population), pool=len(pool_entries), admitted=len(positions), tier=tier_name
         )
         return SearchResult(
             hits=hits,
