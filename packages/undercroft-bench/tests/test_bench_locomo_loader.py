@@ -4,8 +4,9 @@ import json
 import pathlib
 
 import pytest
+from undercroft_bench.chunking import protocol_chunks
 from undercroft_bench.errors import DataError
-from undercroft_bench.locomo_data import load_locomo, parse_locomo
+from undercroft_bench.locomo_data import load_locomo, parse_locomo, session_day
 
 
 def _turn(speaker: str, text: str, dia: str) -> dict:
@@ -113,3 +114,39 @@ def test_file_errors(tmp_path: pathlib.Path) -> None:
     good = tmp_path / "good.json"
     good.write_text(json.dumps(UPSTREAM), encoding="utf-8")
     assert load_locomo(good)[0].conversation_id == "conv-1"
+
+
+@pytest.mark.parametrize(
+    ("stamp", "day"),
+    [
+        ("1:56 pm on 8 May, 2023", "2023-05-08"),
+        ("10:37 am on 27 June, 2023", "2023-06-27"),
+        ("8:56 pm on 20 july 2023", "2023-07-20"),
+        ("on 31 February, 2023", None),  # not a day
+        ("sometime in May", None),
+        ("", None),
+        (None, None),
+        (20230508, None),
+    ],
+)
+def test_session_day_reads_the_locomo_stamp(stamp: object, day: str | None) -> None:
+    assert session_day(stamp) == day
+
+
+def test_sessions_carry_their_day_and_chunks_carry_it_on() -> None:
+    (conversation,) = parse_locomo(
+        [
+            {
+                "sample_id": "c",
+                "conversation": {
+                    "session_1": [_turn("A", "one", "D1:1")],
+                    "session_1_date_time": "1:56 pm on 8 May, 2023",
+                    "session_2": [_turn("B", "two", "D2:1")],
+                    "session_2_date_time": "unreadable",
+                },
+                "qa": [],
+            }
+        ]
+    )
+    assert [s.date for s in conversation.sessions] == ["2023-05-08", None]
+    assert [c.session_date for c in protocol_chunks(conversation.sessions)] == ["2023-05-08", None]

@@ -6,7 +6,7 @@ from undercroft_bench.bm25 import make_bm25
 from undercroft_bench.errors import InvalidSetting
 from undercroft_bench.random_pick import make_random
 from undercroft_bench.retriever import ArmContext, ArmFactory, Retriever
-from undercroft_bench.undercroft_arm import make_undercroft
+from undercroft_bench.undercroft_arm import make_undercroft, make_undercroft_when
 
 __all__ = ["ARMS", "build_retriever", "resolve_arm"]
 
@@ -19,6 +19,7 @@ ARMS: dict[str, ArmFactory] = {
     "bm25": make_bm25,
     "random": make_random,
     "undercroft": make_undercroft,
+    "undercroft-when": make_undercroft_when,
 }
 
 

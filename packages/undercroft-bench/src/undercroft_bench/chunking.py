@@ -65,6 +65,8 @@ class Session:
 
     session_id: str
     turns: tuple[Turn, ...]
+    #: The day the session took place (ISO ``YYYY-MM-DD``), when the dataset says.
+    date: str | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ class Chunk:
     text: str
     session_id: str
     turn_ids: tuple[str, ...]
+    #: Its session's day (ISO), when known: an arm may file it as the content's date.
+    session_date: str | None = None
 
 
 #: A chunking strategy: a conversation's sessions in, its chunks out (ids unique within the conversation).
@@ -122,6 +126,7 @@ def protocol_chunks(sessions: Sequence[Session], limit: int = CHUNK_LIMIT) -> li
                     text="\n".join(lines[i] for i in group),
                     session_id=session.session_id,
                     turn_ids=tuple(session.turns[i].turn_id for i in group if session.turns[i].turn_id),
+                    session_date=session.date,
                 )
             )
     return chunks
@@ -190,6 +195,7 @@ def _core_chunks(sessions: Sequence[Session], limit: int, overlap: int) -> list[
                     text=rendered.text[start:end],
                     session_id=session.session_id,
                     turn_ids=tuple(held),
+                    session_date=session.date,
                 )
             )
     return chunks

@@ -1,14 +1,16 @@
 """Loading LoCoMo conversations and questions, tolerant of the shapes and quirks the data actually has.
 
-Accepted: the upstream top-level list of conversations (`sample_id`, turns under `conversation`), and the
-schema fixture's `{"conversations": [...]}` with turns at the conversation's top level and a
-`conversation_id`. Sessions are `session_<N>` lists ordered by N. Categories are kept as text (ints upstream,
+Accepted: the upstream top-level list of conversations (`sample_id`, turns under `conversation`), and the schema
+fixture's `{"conversations": [...]}` with turns at the conversation's top level and a `conversation_id`.
+Sessions are `session_<N>` lists ordered by N; a session's `session_<N>_date_time` ("1:56 pm on 8 May, 2023")
+gives its day when it reads as one (else the session has no date). Categories are kept as text (ints upstream,
 strings in the fixture). Category-5 items carry `adversarial_answer` and no `answer`: neither is required,
 since only `question` and `evidence` are scored.
 """
 
 from __future__ import annotations
 
+import datetime
 import pathlib
 import re
 from collections.abc import Mapping
@@ -18,9 +20,38 @@ from undercroft_bench._internal.jsonfile import read_json
 from undercroft_bench.chunking import Session, Turn
 from undercroft_bench.errors import DataError
 
-__all__ = ["LocomoConversation", "LocomoQuestion", "load_locomo", "parse_locomo"]
+__all__ = ["LocomoConversation", "LocomoQuestion", "load_locomo", "parse_locomo", "session_day"]
 
 _SESSION_KEY = re.compile(r"session_(\d+)")
+_MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_SESSION_DAY = re.compile(r"(\d{1,2})\s+(" + "|".join(_MONTHS) + r"),?\s+(\d{4})", re.IGNORECASE)
+
+
+def session_day(stamp: object) -> str | None:
+    """The ISO day of a LoCoMo `session_<N>_date_time` such as ``1:56 pm on 8 May, 2023``, or None."""
+    if not isinstance(stamp, str):
+        return None
+    found = _SESSION_DAY.search(stamp)
+    if found is None:
+        return None
+    day, month, year = int(found.group(1)), _MONTHS.index(found.group(2).lower()) + 1, int(found.group(3))
+    try:
+        return datetime.date(year, month, day).isoformat()
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -93,6 +124,7 @@ def _sessions(conversation_id: str, holder: Mapping[str, object]) -> tuple[Sessi
         Session(
             session_id=str(number),
             turns=tuple(_turn(conversation_id, number, index, raw) for index, raw in enumerate(turns)),
+            date=session_day(holder.get(f"session_{number}_date_time")),
         )
         for number, turns in numbered
     )

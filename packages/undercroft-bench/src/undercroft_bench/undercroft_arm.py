@@ -2,9 +2,12 @@
 
 One temporary palace per scope holds one sealed vault opened with the zero-download hash embedder. Every
 chunk is saved through the store's public batch write API (one transaction) as a drawer in the room named
-after its session; the write results' ids map each drawer back to its chunk. A question is answered by
+after its session, with the session's day (when the data gives one) as the drawer's ``content_date``; the
+write results' ids map each drawer back to its chunk. A question is answered by
 `undercroft_store.search.Searcher` with ``limit`` = the instrument's pool, and the hits' ids are returned in
-the order the store ranked them: an honest pass-through, no re-ranking here.
+the order the store ranked them: an honest pass-through, no re-ranking here. The `undercroft-when` arm is the
+same search with ``when_from_query`` set (the product's opt-in date window read from the question; off by
+default there, so it is a separate arm here).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from undercroft_bench.chunking import Chunk
 from undercroft_bench.errors import RetrieverFault
 from undercroft_bench.retriever import ArmContext
 
-__all__ = ["ARM_WING", "FILED_AT", "UndercroftRetriever", "make_undercroft"]
+__all__ = ["ARM_WING", "FILED_AT", "UndercroftRetriever", "make_undercroft", "make_undercroft_when"]
 
 #: The wing every chunk of a scope is filed under.
 ARM_WING = "bench"
@@ -39,8 +42,9 @@ def _room(session_id: str) -> str:
 class UndercroftRetriever:
     """One scope's sealed vault in a temporary palace, removed when the retriever is collected."""
 
-    def __init__(self, context: ArmContext) -> None:
+    def __init__(self, context: ArmContext, *, when_from_query: bool = False) -> None:
         """Create the palace and the sealed vault (hash embedder); nothing is written yet."""
+        self._when_from_query = when_from_query
         self._directory = tempfile.TemporaryDirectory(prefix="undercroft-arm-")
         self._palace = Palace(Path(self._directory.name))
         self._palace.create_vault("bench", level="sealed")
@@ -71,6 +75,7 @@ class UndercroftRetriever:
                         id_recipe="append",
                         added_by="bench",
                         filed_at=FILED_AT,
+                        content_date=item.session_date,
                     )
                 )
             )
@@ -80,7 +85,7 @@ class UndercroftRetriever:
 
     def search(self, question: str, k: int) -> list[str]:
         """The store's ranking for ``question`` with ``limit = k``, mapped back to chunk ids."""
-        result = self._searcher.search(SearchRequest(question, limit=k))
+        result = self._searcher.search(SearchRequest(question, limit=k, when_from_query=self._when_from_query))
         return [self._chunk_of[hit.id] for hit in result.hits]
 
 
@@ -95,3 +100,8 @@ def _close(store: object, palace: Palace, directory: tempfile.TemporaryDirectory
 def make_undercroft(context: ArmContext) -> UndercroftRetriever:
     """Arm factory: one fresh sealed vault per scope."""
     return UndercroftRetriever(context)
+
+
+def make_undercroft_when(context: ArmContext) -> UndercroftRetriever:
+    """Arm factory: as `make_undercroft`, every question searched with ``when_from_query``."""
+    return UndercroftRetriever(context, when_from_query=True)

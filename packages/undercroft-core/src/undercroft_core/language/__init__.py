@@ -28,6 +28,7 @@ from undercroft_core.language.resolution import (
     ResolutionSource,
     resolve_language,
 )
+from undercroft_core.language.stop_words import content_words, function_words, stop_words
 from undercroft_core.language.time_mentions import (
     DateOrderSource,
     TimeMention,
@@ -78,8 +79,10 @@ __all__ = [
     "VocabularyIndex",
     "WhenSource",
     "WhenWindow",
+    "content_words",
     "drawer_anchor",
     "era_year_span",
+    "function_words",
     "language_name",
     "lexeme_keys",
     "match_terms",
@@ -92,6 +95,7 @@ __all__ = [
     "same_lexeme",
     "scan_time_mentions",
     "script_of",
+    "stop_words",
     "term_counts",
     "terms",
     "terms_and_scripts",

@@ -7,10 +7,10 @@ layer's pairwise rules, under the language the query resolves to) and, when the 
 the pool, its typo neighbours. Within a lexeme the exact form counts fully and the other forms at
 :data:`MORPH_DISCOUNT` (:data:`TYPO_DISCOUNT` for a typo), so ``lexical = lexical_exact + lexical_morph``.
 
-Query terms that are closed-class function words of the language the query (or, failing that, the pool)
-resolves to are not scored — the language layer's own table decides, never a list kept here — unless the
-query holds nothing else. The candidates come from `Lexicon` (a RAM cache of verified drawers' bags) and are
-scored as one set of numpy arrays.
+Query terms that are stop words of the language the query (or, failing that, the pool) resolves to are
+not scored — the language layer's own table decides (`undercroft_core.language.stop_words`), never a list
+kept here — unless the query holds nothing else. The candidates come from `Lexicon` (a RAM cache of
+verified drawers' bags) and are scored as one set of numpy arrays.
 """
 
 from __future__ import annotations
@@ -26,9 +26,11 @@ from numpy.typing import NDArray
 from undercroft_core.language import (
     LanguageResolution,
     Token,
+    content_words,
     resolve_language,
     same_lexeme,
     script_of,
+    stop_words,
     typo_budget,
 )
 
@@ -57,16 +59,6 @@ TYPO_DISCOUNT: Final = 0.35
 
 
 _RESOLUTION_SAMPLE: Final = 16
-#: Query terms that are closed-class function words of the resolved language are not scored
-#: (measured on the LoCoMo dev split, see docs/search.md).
-DROP_FUNCTION_WORDS: Final = True
-
-
-@lru_cache(maxsize=1 << 16)
-def _function_word_of(term: str) -> frozenset[str]:
-    """The languages whose closed-class function words include ``term`` (the resolution layer's own vote)."""
-    votes = resolve_language([Token(term, 0, len(term), script_of(term))]).votes
-    return frozenset(code for code, _ in votes)
 
 
 @lru_cache(maxsize=1 << 18)
@@ -105,6 +97,8 @@ class LexicalScores:
     total: NDArray[np.float64]
     coverage: NDArray[np.float64]
     query_weight: float
+    #: The language the query's morphology and stop words were read under (the query's own, else the pool's).
+    language: str | None = None
 
 
 def _relatives(
@@ -204,7 +198,7 @@ def score_pool(query: LexicalQuery, pool: LexicalPool) -> LexicalScores:
     coverage = np.zeros(count, dtype=np.float64)
     distinct = list(dict.fromkeys(query.terms))
     if count == 0 or not distinct:
-        return LexicalScores(exact, morph, exact.copy(), coverage, 0.0)
+        return LexicalScores(exact, morph, exact.copy(), coverage, 0.0, query.resolution.language)
     lengths = pool.lengths
     average = float(lengths.mean()) or 1.0
     norms = BM25_K1 * (1.0 - BM25_B + BM25_B * lengths / average)
@@ -213,9 +207,8 @@ def score_pool(query: LexicalQuery, pool: LexicalPool) -> LexicalScores:
     if resolution.language is None:
         # A short query rarely votes decisively: the pool's own function words decide its table instead.
         resolution = _pool_resolution(pool)
-    if DROP_FUNCTION_WORDS and resolution.language is not None:
-        content = [term for term in distinct if resolution.language not in _function_word_of(term)]
-        distinct = content or distinct  # a query of function words only keeps them all
+    if resolution.language is not None:
+        distinct = content_words(distinct, stop_words(resolution.language))
     lexicon = pool.lexicon
     wanted = {found for term in distinct if (found := lexicon.term_id(term)) is not None}
     for term in distinct:
@@ -236,7 +229,7 @@ def score_pool(query: LexicalQuery, pool: LexicalPool) -> LexicalScores:
         morph += factor * weighted / (weighted + norms) - exact_part
         coverage += own > 0
     coverage /= len(distinct)
-    return LexicalScores(exact, morph, exact + morph, coverage, query_weight)
+    return LexicalScores(exact, morph, exact + morph, coverage, query_weight, resolution.language)
 
 
 def score_lexical(query: LexicalQuery, bags: Sequence[TermBag]) -> LexicalScores:

@@ -29,6 +29,8 @@ class LanguageTable:
     ending_ignores_marks: bool = False
     irregular: tuple[tuple[str, ...], ...] = ()
     function_words: frozenset[str] = frozenset()
+    #: closed-class words a search does not score: the function words and the table's further stop words.
+    stop_words: frozenset[str] = frozenset()
     #: the table serves a whole script family by majority (Cyrillic → ru, Devanagari → hi).
     approximate: bool = False
     longest_ending: int = field(init=False, default=0)
@@ -51,13 +53,18 @@ def table(
     min_stem: int,
     *,
     function_words: str = "",
+    stop_words: str = "",
     irregular: str = "",
     agglutinative: bool = False,
     alternations: tuple[str, ...] = (),
     ending_ignores_marks: bool = False,
     approximate: bool = False,
 ) -> LanguageTable:
-    """Build a table from whitespace-separated lists; irregular groups are separated by ';'."""
+    """Build a table from whitespace-separated lists; irregular groups are separated by ';'.
+
+    ``stop_words`` lists closed-class words beyond ``function_words`` that carry no topic (articles,
+    auxiliaries, pronouns, prepositions shared with other languages, so not distinctive enough to vote);
+    the table's stop words are both lists together."""
 
     def norm(word: str) -> str:
         return unicodedata.normalize("NFC", word).casefold()
@@ -77,6 +84,7 @@ def table(
         ending_ignores_marks=ending_ignores_marks,
         irregular=groups,
         function_words=frozenset(norm(w) for w in function_words.split()),
+        stop_words=frozenset(norm(w) for w in (function_words + " " + stop_words).split()),
         approximate=approximate,
     )
 

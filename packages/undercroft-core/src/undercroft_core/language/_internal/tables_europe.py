@@ -14,6 +14,10 @@ register(
         alternations=("english",),
         function_words="the and of to was that with for this are were have has not but they would "
         "will there their been which from what when who could should about into than them these",
+        # Not distinctive (shared with other Latin-script languages or too short to vote), still no topic;
+        # s t d ll m re ve are the pieces the tokeniser makes of clitics (it's, don't, I'd, we'll, I'm).
+        stop_words="a an i you he she it in on at my his her be is has had did do does how where why "
+        "can might any some s t d ll m re ve",
         irregular="go goes went gone going; be is are was were been am being; child children; man men; "
         "woman women; mouse mice; foot feet; tooth teeth; person people; have has had having; "
         "do does did done; take took taken; write wrote written; buy bought; think thought; "
