@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 #: The systems `vs` knows, in the order the CLI lists them.
-SYSTEMS = ("undercroft", "mempalace", "bm25")
+SYSTEMS = ("undercroft", "undercroft-when", "mempalace", "bm25")
 #: How MemPalace files chunks: `add` (one drawer per chunk) or `mine` (chunks as files, MemPalace's miner).
 INGEST_MODES = ("add", "mine")
 #: The driver script, run as a file under MemPalace's interpreter (it must not import this package).
