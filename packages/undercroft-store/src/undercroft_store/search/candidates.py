@@ -16,7 +16,8 @@ A scope no larger than the hydration size is scanned exactly (every member hydra
 When the scope is larger than the hydration size, lexical evidence joins the cut: the scope's drawers
 holding the query's rarest terms (`postings.Postings.rare_holders`, at most the hydration size of them) are
 appended to the cosine candidates (`joined`), so a drawer whose words answer the query reaches BM25 and
-fusion whatever its cosine rank.
+fusion whatever its cosine rank. On an hmac-only vault above ``UNDERCROFT_FTS_PREFILTER_MIN`` those joiners come
+from its FTS5 table instead (`fts.fts_joiners`), and the RAM postings are never built.
 
 Later tiers (PQ/IVF, FDE, HNSW) implement :class:`CandidateTier`; everything downstream is identical.
 """
