@@ -87,3 +87,16 @@ def test_a_declared_language_without_the_word_as_a_stop_word_scores_it(vault: Va
 
     english, italian = search("en"), search("it")
     assert len(italian) > len(english) == 1
+
+
+def test_only_the_function_words_are_cut_from_the_query_as_written(vault: VaultStore) -> None:
+    # Han is read in overlapping bigrams by the tokeniser: the semantic query keeps the characters as written.
+    query = "What did Nate win at the 東京都 tournament?"
+    hits = Searcher(vault, EMBEDDER).search(SearchRequest(query, limit=4)).hits
+    assert hits
+    for hit in hits:
+        assert hit.semantic == pytest.approx(_semantic("did Nate win at 東京都 tournament", hit.content), abs=2e-3)
+    # Premise: re-joining the tokeniser's bigrams would embed differently.
+    assert _semantic("did nate win at 東京 京都 tournament", hits[0].content) != pytest.approx(
+        _semantic("did Nate win at 東京都 tournament", hits[0].content), abs=1e-4
+    )

@@ -19,7 +19,6 @@ from undercroft_core.embedder import Embedder
 from undercroft_core.errors import InvalidInput
 from undercroft_core.language import (
     WhenWindow,
-    content_words,
     drawer_anchor,
     function_words,
     parse_when,
@@ -253,11 +252,18 @@ class Searcher:
         holds nothing but function words keeps its own ``cosines``."""
         if language is None or not len(seqs):
             return cosines
-        words = [token.text for token in tokenize(query)]
-        kept = content_words(words, function_words(language))
-        if len(kept) == len(words):
+        tokens = tokenize(query)
+        closed = function_words(language)
+        dropped = [token for token in tokens if token.text in closed]
+        if not dropped or len(dropped) == len(tokens):
             return cosines
-        vector = self._embedder.embed([" ".join(kept)])[0]
+        # Cut the function words' spans out of the query itself: every other character stays as written.
+        pieces, cursor = [], 0
+        for token in dropped:
+            pieces.append(query[cursor : token.start])
+            cursor = token.end
+        pieces.append(query[cursor:])
+        vector = self._embedder.embed([" ".join(pieces)])[0]
         norm = float(np.linalg.norm(vector))
         if norm == 0.0:
             return cosines
