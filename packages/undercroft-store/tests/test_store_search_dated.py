@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ from undercroft_core import Drawer, HashEmbedder, append_drawer_id
 from undercroft_core.language import WhenWindow
 from undercroft_store import DrawerWrite, Palace, Screen, VaultStore
 from undercroft_store.search import Searcher, SearchRequest
-from undercroft_store.search.dated import dated_candidates, dated_joiners
+from undercroft_store.search.dated import DatedIndex, _spans, dated_candidates, dated_joiners
 
 EMBEDDER = HashEmbedder()
 NEEDLE = "Calvin: yesterday I met the artists in Boston."
@@ -92,3 +93,31 @@ def test_dated_joiners_keep_the_best_cosines_when_the_window_names_too_many(vaul
     kept = dated_joiners(vault, january, population, 50, lambda seqs: np.array([scores[int(s)] for s in seqs]))
     assert len(kept) == 50 and list(kept) == sorted(kept)
     assert min(scores[int(s)] for s in kept) >= sorted(scores.values(), reverse=True)[49]
+
+
+def test_the_index_follows_the_store_generation(tmp_path: Path) -> None:
+    with Palace(tmp_path) as palace:
+        palace.create_vault("g", level="sealed")
+        with palace.open_vault("g", EMBEDDER) as store:
+            store.write([DrawerWrite(_drawer(0, "First.", "2023-05-01"))], screening=Screen())
+            index = DatedIndex()
+            may = WhenWindow(date(2023, 5, 1), date(2023, 5, 31), "declared", 0)
+            assert len(dated_candidates(store, may, store.scope_seqs(), index)) == 1
+            store.write([DrawerWrite(_drawer(1, "Second.", "2023-05-20"))], screening=Screen())
+            assert len(dated_candidates(store, may, store.scope_seqs(), index)) == 2
+
+
+def test_spans_read_the_anchor_and_the_stored_mentions_and_skip_what_is_not_a_day() -> None:
+    mentions = (
+        '[{"resolved": "2023-10-03", "resolved_end": null}, {"resolved": "2023-11-01", "resolved_end": "2023-11-30"},'
+        ' {"resolved": "garbage"}, 7]'
+    )
+    spans = [(seq, str(first), str(last)) for seq, first, last in _spans(5, "2023-10-04T09:00:00Z", mentions)]
+    assert spans == [
+        (5, "2023-10-04", "2023-10-04"),
+        (5, "2023-10-03", "2023-10-03"),
+        (5, "2023-11-01", "2023-11-30"),
+        (5, "NaT", "NaT"),
+    ]
+    assert [str(span[1]) for span in _spans(6, None, "[]")] == ["NaT"]
+    assert [str(span[1]) for span in _spans(7, "2023-02-30", None)] == ["NaT"]

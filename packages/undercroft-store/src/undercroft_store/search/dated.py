@@ -6,14 +6,17 @@ members whose own day falls in the applied window — ``content_date``, else the
 `undercroft_core.language.drawer_anchor` reads), or a time mention resolved when it was written — join the
 cut, best cosine first, at most the hydration size of them.
 
-They are read from the clear metadata (``meta_json``, inside the HMAC envelope but not sealed) by one SQL
-scan; nothing here is evidence of integrity: every candidate is hydrated through the verified path and the
-engine re-reads its mentions live (under the request's conventions) before the window keeps or promotes it.
+The days come from the clear metadata (``meta_json``, inside the HMAC envelope but not sealed), read by one
+SQL scan into a RAM interval table (`DatedIndex`) kept per store generation, so a second windowed search
+costs a numpy filter. Nothing here is evidence of integrity: every candidate is hydrated through the
+verified path and the engine re-reads its mentions live (under the request's conventions) before the window
+keeps or promotes it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterable
 from typing import Final
 
 import numpy as np
@@ -23,30 +26,80 @@ from undercroft_core.language import WhenWindow
 from undercroft_store._internal.transaction import readable
 from undercroft_store.store import VaultStore
 
-__all__ = ["dated_candidates", "dated_joiners"]
+__all__ = ["DatedIndex", "dated_candidates", "dated_joiners"]
 
-_DATED_SQL: Final = """
-SELECT seq FROM drawers
-WHERE substr(coalesce(nullif(json_extract(CAST(meta_json AS TEXT), '$.content_date'), ''),
-                      json_extract(CAST(meta_json AS TEXT), '$.filed_at')), 1, 10) BETWEEN ?1 AND ?2
-   OR EXISTS (
-        SELECT 1 FROM json_each(CAST(meta_json AS TEXT), '$.time_mentions') AS mention
-        WHERE json_extract(mention.value, '$.resolved') <= ?2
-          AND coalesce(json_extract(mention.value, '$.resolved_end'), json_extract(mention.value, '$.resolved')) >= ?1
-   )
+_DAYS_SQL: Final = """
+SELECT seq,
+       coalesce(nullif(json_extract(meta, '$.content_date'), ''), json_extract(meta, '$.filed_at')),
+       json_extract(meta, '$.time_mentions')
+FROM (SELECT seq, CAST(meta_json AS TEXT) AS meta FROM drawers)
 ORDER BY seq
 """
+_NO_DAY: Final = np.datetime64("NaT", "D")
 
 
-def dated_candidates(store: VaultStore, window: WhenWindow, population: NDArray[np.int64]) -> NDArray[np.int64]:
+def _day(value: object) -> np.datetime64:
+    """The ISO day ``value`` starts with (a date or a timestamp), or NaT when it does not read as one."""
+    if not isinstance(value, str) or len(value) < 10:
+        return _NO_DAY
+    try:
+        return np.datetime64(value[:10], "D")
+    except ValueError:
+        return _NO_DAY
+
+
+def _spans(seq: int, anchor: object, mentions: object) -> Iterable[tuple[int, np.datetime64, np.datetime64]]:
+    day = _day(anchor)
+    yield seq, day, day
+    if not isinstance(mentions, str) or mentions == "[]":
+        return
+    for item in json.loads(mentions):
+        if isinstance(item, dict):
+            first = _day(item.get("resolved"))
+            last = _day(item.get("resolved_end") or item.get("resolved"))
+            yield seq, first, last
+
+
+class DatedIndex:
+    """Every drawer's dated spans (its anchor day, its stored mentions) as numpy arrays, per store generation."""
+
+    def __init__(self) -> None:
+        """An empty index; `load` fills it on first use and again whenever the store's generation moved."""
+        self._generation: int | None = None
+        self._seqs = np.zeros(0, dtype=np.int64)
+        self._starts = np.zeros(0, dtype="datetime64[D]")
+        self._ends = np.zeros(0, dtype="datetime64[D]")
+
+    def load(self, store: VaultStore) -> None:
+        """Read the spans again when ``store`` moved on since the last read (one SQL scan of the metadata)."""
+        generation = store.generation
+        if generation == self._generation:
+            return
+        rows = readable(store._context).connection.execute(_DAYS_SQL).fetchall()
+        spans = [span for seq, anchor, mentions in rows for span in _spans(int(seq), anchor, mentions)]
+        self._seqs = np.fromiter((span[0] for span in spans), dtype=np.int64, count=len(spans))
+        self._starts = np.array([span[1] for span in spans], dtype="datetime64[D]")
+        self._ends = np.array([span[2] for span in spans], dtype="datetime64[D]")
+        self._generation = generation
+
+    def named(self, window: WhenWindow) -> NDArray[np.int64]:
+        """Seqs (ascending, distinct) with a span overlapping the window's applied days."""
+        first = np.datetime64(window.applied_start.isoformat(), "D")
+        last = np.datetime64(window.applied_end.isoformat(), "D")
+        hit = (self._starts <= last) & (self._ends >= first)  # NaT compares False: an undated span names nothing
+        found: NDArray[np.int64] = np.unique(self._seqs[hit])
+        return found
+
+
+def dated_candidates(
+    store: VaultStore, window: WhenWindow, population: NDArray[np.int64], index: DatedIndex | None = None
+) -> NDArray[np.int64]:
     """Members of ``population`` (ascending seqs) whose day or a stored mention falls in the applied window."""
     if len(population) == 0:
         return np.zeros(0, dtype=np.int64)
-    connection = readable(store._context).connection
-    bounds = (window.applied_start.isoformat(), window.applied_end.isoformat())
-    rows = connection.execute(_DATED_SQL, bounds).fetchall()
-    seqs = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-    found: NDArray[np.int64] = seqs[np.isin(seqs, population, assume_unique=True)]
+    index = index or DatedIndex()
+    index.load(store)
+    found: NDArray[np.int64] = np.intersect1d(index.named(window), population, assume_unique=True)
     return found
 
 
@@ -56,9 +109,10 @@ def dated_joiners(
     population: NDArray[np.int64],
     hydrate: int,
     cosines_of: Callable[[NDArray[np.int64]], NDArray[np.float32]],
+    index: DatedIndex | None = None,
 ) -> NDArray[np.int64]:
     """`dated_candidates` cut to the ``hydrate`` best by exact cosine (ties by write order); ascending seqs."""
-    dated = dated_candidates(store, window, population)
+    dated = dated_candidates(store, window, population, index)
     if len(dated) <= hydrate:
         return dated
     order = np.lexsort((dated, -cosines_of(dated)))[:hydrate]

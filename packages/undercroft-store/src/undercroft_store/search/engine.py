@@ -31,7 +31,7 @@ from undercroft_store._internal.read_door import InternalRead, audited_read, sil
 from undercroft_store.search._internal.entities import read_entities
 from undercroft_store.search._internal.scope_memo import ScopeMemo
 from undercroft_store.search.candidates import TILED_DEPTH, EmbeddingCache, FullScanTier, joined, plan_pool
-from undercroft_store.search.dated import dated_joiners
+from undercroft_store.search.dated import DatedIndex, dated_joiners
 from undercroft_store.search.errors import InvalidSearch
 from undercroft_store.search.fts import fts_joiners
 from undercroft_store.search.fusion import FusionPolicy, recency_by_share, semantic_scores
@@ -110,6 +110,7 @@ class Searcher:
         self.lexicon = Lexicon()
         self._scopes = ScopeMemo(store)
         self._postings: Postings | None = None
+        self._dated = DatedIndex()
 
     @classmethod
     def from_settings(
@@ -332,7 +333,7 @@ class Searcher:
             if window is not None:
                 # A date window is evidence too: the drawers it names join the cut (then re-read live).
                 cosines_of = partial(tier.cosines, query_vector)
-                dated = dated_joiners(self._store, window, population, plan.hydrate, cosines_of)
+                dated = dated_joiners(self._store, window, population, plan.hydrate, cosines_of, self._dated)
                 drawn = joined(drawn, dated, tier.cosines(query_vector, dated))
         trace.mark("candidates")
         entries, read = self.lexicon.entries(self._store, drawn.seqs.tolist())
