@@ -37,3 +37,17 @@ def test_bad_diary_input(store: VaultStore) -> None:
         write_diary(store, "a/b", "text")
     with pytest.raises(InvalidSurfaceInput, match="last must be a positive integer, got 0"):
         read_diary(store, "claude", last=0)
+
+
+def test_remember_records_the_agent_claim_and_refuses_empty_text_by_its_own_error(store: VaultStore) -> None:
+    from undercroft_store.errors import InvalidDrawer, NothingToRemember
+
+    (result,) = store.remember("Bought the oat milk.", wing="w", room="r", added_by="cli", agent="scout")
+    (drawer,) = store.hydrate([result.id])
+    assert (drawer.agent, drawer.added_by, drawer.content) == ("scout", "cli", "Bought the oat milk.")
+    with pytest.raises(NothingToRemember, match="nothing to remember: the text is empty or whitespace"):
+        store.remember(" \n\t ", wing="w", room="r", added_by="cli")
+    assert issubclass(NothingToRemember, InvalidDrawer)  # callers catching the broader refusal still do
+    (entry,) = write_diary(store, "scout", "Diary line.")
+    (written,) = store.hydrate([entry.id])
+    assert (written.agent, written.added_by, written.wing) == ("scout", "diary:scout", "diary-scout")

@@ -10,6 +10,7 @@ from undercroft_core.language import (
     function_words,
     resolve_language,
     stop_words,
+    without_words,
 )
 
 
@@ -49,3 +50,18 @@ def test_a_question_of_stop_words_only_stays_whole() -> None:
     words = ["what", "is", "it"]
     assert content_words(words, stop_words("en")) == words
     assert content_words([], stop_words("en")) == []
+
+
+def test_without_words_cuts_only_the_closed_spans_and_keeps_the_rest_as_written() -> None:
+    closed = function_words("en")
+    assert without_words("What did Nate win at the tournament?", closed).split() == [
+        "did",
+        "Nate",
+        "win",
+        "at",
+        "tournament?",
+    ]
+    # Han reads in overlapping bigrams: cutting by span keeps the run whole, re-joining tokens would not.
+    assert "東京都" in without_words("the 東京都 office", closed)
+    assert without_words("what was there", closed) == "what was there"  # nothing else: unchanged
+    assert without_words("turtles and snakes", frozenset()) == "turtles and snakes"

@@ -8,18 +8,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from undercroft_core.chunking import chunk
 from undercroft_core.drawer import Drawer
 from undercroft_core.errors import InvalidInput
-from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id
 from undercroft_core.names import validate_name
-from undercroft_core.normalisation import normalise
 
 from undercroft_store._internal.read_door import audited_read
+from undercroft_store.errors import NothingToRemember
 from undercroft_store.kg._internal.txn import check_writable, readable
 from undercroft_store.kg.errors import InvalidSurfaceInput
 from undercroft_store.screening import Screen
-from undercroft_store.writes import DrawerWrite, WriteResult
+from undercroft_store.writes import WriteResult
 
 if TYPE_CHECKING:
     from undercroft_store.store import VaultStore
@@ -48,28 +46,13 @@ def write_diary(store: VaultStore, agent: str, text: str, *, topic: str | None =
         room = validate_name(topic, what="topic") if topic is not None else DIARY_ROOM
     except InvalidInput as error:
         raise InvalidSurfaceInput(str(error)) from None
-    context = store._context
-    check_writable(context)
-    pieces = chunk(normalise(text)) if isinstance(text, str) else ()
-    if not pieces:
+    check_writable(store._context)
+    if not isinstance(text, str):
         raise InvalidSurfaceInput("a diary entry must not be empty")
-    first = store.allocate_append_indices(len(pieces))
-    filed_at = context.now()
-    drawers = [
-        Drawer(
-            id=append_drawer_id(wing, room, first + offset),
-            content=piece.text,
-            wing=wing,
-            room=room,
-            chunk_index=first + offset,
-            id_recipe=ID_RECIPE_APPEND,
-            added_by=f"diary:{agent}",
-            filed_at=filed_at,
-            agent=agent,
-        )
-        for offset, piece in enumerate(pieces)
-    ]
-    return store.write([DrawerWrite(d) for d in drawers], screening=Screen())
+    try:
+        return store.remember(text, wing=wing, room=room, added_by=f"diary:{agent}", agent=agent, screening=Screen())
+    except NothingToRemember:
+        raise InvalidSurfaceInput("a diary entry must not be empty") from None
 
 
 @audited_read("diary", subject=lambda a: str(a["agent"]), scope=lambda a: {"topic": a["topic"], "last": a["last"]})

@@ -28,6 +28,7 @@ __all__ = [
     "InvalidDrawer",
     "InvalidVaultName",
     "ManifestTampered",
+    "NothingToRemember",
     "ReadOnlyStore",
     "RecordTampered",
     "RotationRefused",
@@ -47,6 +48,10 @@ class Error(UndercroftError):
 
 class InvalidDrawer(Error, InvalidInput):
     """A drawer write was refused at the choke point (id shape, names, kind, content bound, type)."""
+
+
+class NothingToRemember(InvalidDrawer):
+    """`VaultStore.remember` was given text that normalises to nothing (empty or whitespace only)."""
 
 
 class InvalidVaultName(Error, InvalidInput):

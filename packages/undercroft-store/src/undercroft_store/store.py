@@ -32,7 +32,14 @@ from undercroft_store._internal.reading import (
     verified_drawer,
 )
 from undercroft_store._internal.vectors import unpack_row
-from undercroft_store.errors import DrawerNotFound, EmbeddingRefused, InvalidDrawer, RecordTampered, StoreClosed
+from undercroft_store.errors import (
+    DrawerNotFound,
+    EmbeddingRefused,
+    InvalidDrawer,
+    NothingToRemember,
+    RecordTampered,
+    StoreClosed,
+)
 from undercroft_store.screening import Screen, Screening
 from undercroft_store.stats import VaultStats, vault_stats
 from undercroft_store.verify import VerifyReport, verify_vault
@@ -156,15 +163,19 @@ class VaultStore:
         room: str,
         added_by: str,
         kind: str | None = None,
+        agent: str | None = None,
         screening: Screening | None = None,
     ) -> list[WriteResult]:
-        """Normalise, chunk and save ``text`` as append-recipe drawers (screened unless told otherwise)."""
+        """Normalise, chunk and save ``text`` as append-recipe drawers (screened unless told otherwise).
+
+        ``agent`` is recorded as the writer's claim on every drawer; text that normalises to nothing raises
+        `NothingToRemember`."""
         context = self._live()
         if context.read_only:
             return write_drawers(context, [], screening=Screen())  # raises ReadOnlyStore
         pieces = chunk(normalise(text))
         if not pieces:
-            raise InvalidDrawer("nothing to remember: the text is empty or whitespace")
+            raise NothingToRemember("nothing to remember: the text is empty or whitespace")
         first = self.allocate_append_indices(len(pieces))
         filed_at = context.now()
         drawers = [
@@ -178,6 +189,7 @@ class VaultStore:
                 added_by=added_by,
                 filed_at=filed_at,
                 kind=kind,
+                agent=agent,
             )
             for offset, piece in enumerate(pieces)
         ]

@@ -28,7 +28,7 @@ from undercroft_core.language.resolution import (
     ResolutionSource,
     resolve_language,
 )
-from undercroft_core.language.stop_words import content_words, function_words, stop_words
+from undercroft_core.language.stop_words import content_words, function_words, stop_words, without_words
 from undercroft_core.language.time_mentions import (
     DateOrderSource,
     TimeMention,
@@ -102,5 +102,6 @@ __all__ = [
     "to_gregorian",
     "tokenize",
     "typo_budget",
+    "without_words",
     "year_span",
 ]

@@ -23,7 +23,7 @@ from undercroft_core.language import (
     function_words,
     parse_when,
     scan_time_mentions,
-    tokenize,
+    without_words,
 )
 from undercroft_obs import names
 
@@ -254,18 +254,10 @@ class Searcher:
         holds nothing but function words keeps its own ``cosines``."""
         if language is None or not len(seqs):
             return cosines
-        tokens = tokenize(query)
-        closed = function_words(language)
-        dropped = [token for token in tokens if token.text in closed]
-        if not dropped or len(dropped) == len(tokens):
+        content = without_words(query, function_words(language))
+        if content == query:
             return cosines
-        # Cut the function words' spans out of the query itself: every other character stays as written.
-        pieces, cursor = [], 0
-        for token in dropped:
-            pieces.append(query[cursor : token.start])
-            cursor = token.end
-        pieces.append(query[cursor:])
-        vector = self._embedder.embed([" ".join(pieces)])[0]
+        vector = self._embedder.embed([content])[0]
         norm = float(np.linalg.norm(vector))
         if norm == 0.0:
             return cosines
@@ -318,10 +310,10 @@ class Searcher:
         query = LexicalQuery.parse(request.query, request.conventions.language)
         tier_name = tier.name
         if not plan.exact:
+            cosines_of = partial(tier.cosines, query_vector)
             # Lexical evidence joins the cut: drawers holding the query's rarest terms, whatever their cosine
             # (on a large hmac-only scope, the FTS5 index's BM25 best: no RAM postings to build).
             if self._fts_applies(len(population), ranked_at is not None):
-                cosines_of = partial(tier.cosines, query_vector)
                 held = fts_joiners(
                     self._store, request.query, population, plan.hydrate, cosines_of, pool_div=self._pool_div
                 )
@@ -329,12 +321,11 @@ class Searcher:
                 obs.increment(names.SEARCH_PREFILTERED_TOTAL)
             else:
                 held = self._rare_holders(query, population, seqs, plan.hydrate)
-            drawn = joined(drawn, held, tier.cosines(query_vector, held))
+            drawn = joined(drawn, held, cosines_of(held))
             if window is not None:
                 # A date window is evidence too: the drawers it names join the cut (then re-read live).
-                cosines_of = partial(tier.cosines, query_vector)
                 dated = dated_joiners(self._store, window, population, plan.hydrate, cosines_of, self._dated)
-                drawn = joined(drawn, dated, tier.cosines(query_vector, dated))
+                drawn = joined(drawn, dated, cosines_of(dated))
         trace.mark("candidates")
         entries, read = self.lexicon.entries(self._store, drawn.seqs.tolist())
         # A concurrent delete drops the candidate, never misaligns the others.

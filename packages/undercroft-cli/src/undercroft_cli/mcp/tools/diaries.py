@@ -1,8 +1,8 @@
 """Diary tools: write, read, list agents — per-agent diaries in the store's ``diary-<agent>`` wings.
 
 Arguments are MemPalace 3.11's (``agent_name``, ``entry`` with ``content`` as its alias, ``topic``,
-``last_n``). The write builds the entry's drawers here rather than calling the store's ``write_diary``
-because that helper stamps ``added_by="diary:<agent>"`` from the caller's own agent name: over MCP the name
+``last_n``). The write calls the store's ``remember`` rather than its ``write_diary`` because that helper
+stamps ``added_by="diary:<agent>"`` from the caller's own agent name: over MCP the name
 is a claim, and a claim must never become the writing surface the trusted-sources bypass matches. So every
 entry is stamped ``added_by="mcp"``, the agent is recorded as a claim, and the drawers go through the
 choke point with ``Screen()`` (a diverted entry is reported as quarantined, never as written).
@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import json
 
-from undercroft_core.chunking import chunk
-from undercroft_core.drawer import Drawer
 from undercroft_core.errors import InvalidInput
-from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id
 from undercroft_core.names import validate_name
-from undercroft_core.normalisation import normalise
-from undercroft_store import DrawerWrite, Screen
+from undercroft_store import Screen
 from undercroft_store.diaries import DIARY_ROOM, diary_agents, diary_wing, read_diary
+from undercroft_store.errors import NothingToRemember
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.errors import InvalidArgument
@@ -49,26 +46,12 @@ def _diary_write(session: ToolSession, args: Arguments) -> str:
         entry = args.text("content")
     if entry is None:
         raise InvalidArgument(f"{args.tool}: argument 'entry' (or its alias 'content') is required")
-    pieces = chunk(normalise(entry))
-    if not pieces:
-        raise InvalidArgument(f"{args.tool}: argument 'entry' is empty after normalisation")
-    first = session.store.allocate_append_indices(len(pieces))
-    filed_at = session.now()
-    drawers = [
-        Drawer(
-            id=append_drawer_id(wing, room, first + offset),
-            content=piece.text,
-            wing=wing,
-            room=room,
-            chunk_index=first + offset,
-            id_recipe=ID_RECIPE_APPEND,
-            added_by=ADDED_BY,
-            filed_at=filed_at,
-            agent=agent,
+    try:
+        results = session.store.remember(
+            entry, wing=wing, room=room, added_by=ADDED_BY, agent=agent, screening=Screen()
         )
-        for offset, piece in enumerate(pieces)
-    ]
-    results = session.store.write([DrawerWrite(d) for d in drawers], screening=Screen())
+    except NothingToRemember:
+        raise InvalidArgument(f"{args.tool}: argument 'entry' is empty after normalisation") from None
     return "\n".join(describe_write(result, wing=wing, room=room) for result in results)
 
 
