@@ -75,3 +75,71 @@ def test_result_strings_have_a_language_seam(monkeypatch: pytest.MonkeyPatch) ->
     assert language({"UNDERCROFT_LANG": "de"}) == "en"  # not catalogued yet: English
     assert language({"UNDERCROFT_LANG": "xx"}) == "en"
     assert message("config.starts", env={"UNDERCROFT_LANG": "fr"}) == "This environment starts"
+
+
+def test_the_configuration_reference_is_rendered_for_this_build() -> None:
+    from pathlib import Path
+
+    from undercroft_cli._internal.reference import page
+
+    doc = Path(__file__).resolve().parents[3] / "docs" / "configuration.md"
+    assert doc.read_text(encoding="utf-8") == page(), (
+        "docs/configuration.md is stale: python -m undercroft_cli._internal.reference > docs/configuration.md"
+    )
+    assert "| `embedder/hash` | hash embedder | `UNDERCROFT_EMBEDDER=hash` | yes |" in page()
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "says"),
+    [
+        ("UNDERCROFT_EMBEDDER", "http", "this build has no served (http) embedder (embedder/http); unset it"),
+        (
+            "UNDERCROFT_RETRIEVAL",
+            "hnsw",
+            "this build has no hnsw retrieval tier (retrieval/hnsw); unset it or declare off",
+        ),
+        ("UNDERCROFT_RERANKER", "colbert", "this build has no colbert late-interaction reranker"),
+        ("UNDERCROFT_ADMISSION_LLM", "advisory", "this build has no LLM admission advisor"),
+        ("UNDERCROFT_QDRANT_URL", "https://index.example:6333", "this build has no Qdrant remote index backend"),
+        ("UNDERCROFT_QDRANT_URL", "http://evil.example:6333", "cleartext http to the non-loopback host"),
+        ("UNDERCROFT_EMBED_DIM", "0", "0 is out of range"),
+        ("UNDERCROFT_ADMISSION_LLM", "garbage", "not one of the legal values"),
+    ],
+)
+def test_check_and_start_up_refuse_alike_naming_the_variable(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: object,
+    name: str,
+    value: str,
+    says: str,
+) -> None:
+    monkeypatch.setenv("UNDERCROFT_HOME", str(tmp_path))
+    monkeypatch.setenv(name, value)
+    code, out, _ = _check(capsys)
+    assert code == 1 and f"  {name}: {name}='{value}' refuses to start: " in out and says in out
+    code = run_cli(cli, ["init"])
+    err = capsys.readouterr().err
+    assert code == 1 and f"{name}='{value}' refuses to start: " in err and says in err
+    assert list(os.scandir(str(tmp_path))) == []  # a refused start opens (and creates) nothing
+
+
+def test_a_tuning_value_warns_once_at_start_and_keeps_the_default(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
+    monkeypatch.setenv("UNDERCROFT_HOME", str(tmp_path))
+    assert run_cli(cli, ["init"]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("UNDERCROFT_FUSION", "rrf")
+    monkeypatch.setenv("UNDERCROFT_FTS_PREFILTER_MIN", "xyz")
+    monkeypatch.setenv("UNDERCROFT_TRUST_FLOR", "standard")
+    assert run_cli(cli, ["remember", "the billing freeze holds", "--wing", "work"]) == 0
+    assert run_cli(cli, ["search", "billing freeze"]) == 0
+    captured = capsys.readouterr()
+    assert "the billing freeze holds" in captured.out
+    for line in (
+        "warning: UNDERCROFT_FUSION='rrf': rrf was removed",
+        "warning: UNDERCROFT_FTS_PREFILTER_MIN='xyz' does not parse",
+        "warning: UNDERCROFT_TRUST_FLOR is not a known declaration; did you mean UNDERCROFT_TRUST_FLOOR?",
+    ):
+        assert captured.err.count(line) == 2, line  # once per run, two runs

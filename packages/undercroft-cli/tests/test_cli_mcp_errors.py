@@ -111,3 +111,15 @@ def test_a_truncated_vault_db_under_an_open_server_is_an_integrity_reply(palace:
     assert reply.is_error and reply.text.startswith(MALFORMED_REPLY), reply.text
     assert "PostgreSQL" not in reply.text and "Traceback" not in reply.text
     assert mcp.call("undercroft_verify", {}) == reply  # still answering, with the same verdict
+
+
+def test_a_declaration_refused_inside_a_call_is_a_typed_reply_naming_the_variable(store: VaultStore) -> None:
+    # Issue 15 item 9: a Refused raised past start-up used to come back as "details withheld". Start-up now
+    # refuses first; this is the defence in depth for a resolver gap.
+    from undercroft_config import Refused, settings
+
+    with pytest.raises(Refused) as refused:
+        settings.trust_floor({"UNDERCROFT_TRUST_FLOOR": "bogus"})
+    reply = _dispatcher(store, refused.value).call("undercroft_status", {})
+    assert reply.is_error and reply.text.startswith("error: UNDERCROFT_TRUST_FLOOR='bogus' refuses to start")
+    assert UNEXPECTED not in reply.text

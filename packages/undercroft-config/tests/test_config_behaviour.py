@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 from undercroft_config import Status, settings
 from undercroft_config.values import Address, CaPin, Fusion, Rate, Secret, TrustClass
 
+HASH_ONLY = config.Build.of([config.Capability.EMBEDDER_HASH])
+
 
 def test_home_defaults_to_dot_undercroft_and_expands_user(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
@@ -235,7 +237,7 @@ def test_check_reports_each_class_apart_and_opens_nothing(ca_file: Path) -> None
         "UNDERCROFT_TRUST_FLOR": "standard",
         "UNDERCROFT_EMBED_CA": str(ca_file),
     }
-    report = config.check(env)
+    report = config.check(env, build=HASH_ONLY)
     statuses = {entry.name: entry.status for entry in report.entries}
     assert statuses == {
         "UNDERCROFT_EMBED_CA": Status.VALIDATED,
@@ -248,21 +250,21 @@ def test_check_reports_each_class_apart_and_opens_nothing(ca_file: Path) -> None
     assert report.refuses and not report.starts
     (unknown,) = report.with_status(Status.UNKNOWN)
     assert unknown.message == "UNDERCROFT_TRUST_FLOR is not a known declaration; did you mean UNDERCROFT_TRUST_FLOOR?"
-    assert config.check({"UNDERCROFT_HOME": "/x"}).starts
+    assert config.check({"UNDERCROFT_HOME": "/x"}, build=HASH_ONLY).starts
 
 
 def test_check_preflights_a_non_loopback_metrics_listener() -> None:
     env = {"UNDERCROFT_ORCH_METRICS_ADDR": "0.0.0.0:9100"}
-    (entry,) = config.check(env).entries
+    (entry,) = config.check(env, build=HASH_ONLY).entries
     assert entry.status is Status.REFUSED
     assert "needs UNDERCROFT_ORCH_METRICS_TOKEN" in (entry.message or "")
-    assert config.check({**env, "UNDERCROFT_ORCH_METRICS_TOKEN": "t" * 20}).starts
-    assert config.check({"UNDERCROFT_ORCH_METRICS_ADDR": "127.0.0.1:9100"}).starts
+    assert config.check(build=HASH_ONLY, env={**env, "UNDERCROFT_ORCH_METRICS_TOKEN": "t" * 20}).starts
+    assert config.check({"UNDERCROFT_ORCH_METRICS_ADDR": "127.0.0.1:9100"}, build=HASH_ONLY).starts
 
 
 def test_check_defaults_to_the_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("UNDERCROFT_ADMISSION", "maybe")
-    assert not config.check().starts
+    assert not config.check(build=HASH_ONLY).starts
 
 
 def test_warnings_are_data_and_never_printed(

@@ -7,6 +7,7 @@ import os
 
 import click
 
+from undercroft_cli._internal.composition import check_environment
 from undercroft_cli._internal.exit_codes import EXIT_OK, EXIT_RUN_FAILED
 from undercroft_cli._internal.i18n import message
 
@@ -32,12 +33,12 @@ def config_group() -> None:
 def config_check(as_json: bool) -> int:
     """Validate every UNDERCROFT_* variable set here, without opening a vault or binding a port.
 
-    Exit 0 when this environment starts, 1 when at least one declaration would refuse to start.
+    Exit 0 when this environment starts, 1 when at least one declaration would refuse to start — the same
+    verdict every other command and serve-mcp reach at start-up, from the same resolver and the same build
+    (a value selecting a component this build lacks, such as UNDERCROFT_RETRIEVAL=pq, refuses).
     Values are never printed (a declaration may be a credential); messages name the variable.
     """
-    from undercroft_config import check  # the registry is only needed here
-
-    report = check(os.environ)
+    report = check_environment(os.environ)  # the resolver every other command runs at start-up
     if as_json:
         body = {
             "starts": report.starts,

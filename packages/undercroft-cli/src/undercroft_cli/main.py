@@ -7,6 +7,7 @@ import sys
 import click
 
 from undercroft_cli import __version__
+from undercroft_cli._internal.composition import start_up
 from undercroft_cli._internal.exit_codes import run_cli
 from undercroft_cli.admission_command import admission_group
 from undercroft_cli.anchor_command import anchor_command
@@ -41,13 +42,24 @@ from undercroft_cli.witness_command import witness_group
 __all__ = ["cli", "main"]
 
 
+#: Commands that report on the environment instead of running under it: they run the resolver themselves.
+_REPORTS_ON_THE_ENVIRONMENT = frozenset({"config"})
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="undercroft")
-def cli() -> None:
+@click.pass_context
+def cli(context: click.Context) -> None:
     """Undercroft: hardened, local-first memory for AI agents.
 
     Verbatim drawers in encrypted, integrity-verified vaults, found again by hybrid search.
     """
+    # One start-up resolver for every entry point (each command and serve-mcp alike), before anything is
+    # opened: a refusal exits 1 naming every refusing variable; warnings print once, here, on stderr.
+    if context.invoked_subcommand in _REPORTS_ON_THE_ENVIRONMENT:
+        return
+    for line in start_up():
+        click.echo(f"warning: {line}", err=True)
 
 
 # Store commands (issue 6). Add further commands below, one line each.

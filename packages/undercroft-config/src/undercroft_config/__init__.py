@@ -1,16 +1,19 @@
 """Undercroft's declaration resolvers: every UNDERCROFT_* variable, refuse-or-warn doctrine.
 
 `REGISTRY` holds one `Declaration` per variable; `resolve`/`evaluate` run one through its resolver
-against an explicit environment mapping; `check` is the `config check` data; `settings` holds the typed
-accessors the store and the CLI call.
+against an explicit environment mapping; `check` is the `config check` data and `start` the start-up
+resolver every entry point runs over that same report, for one `Build` (the capabilities the program
+ships); `settings` holds the typed accessors the store and the CLI call.
 """
 
 from undercroft_config import settings, values
+from undercroft_config.capabilities import Build, Capability
 from undercroft_config.check import CheckEntry, CheckReport, check
 from undercroft_config.declaration import Declaration, DeclarationClass, Doctrine, Resolution, Status
-from undercroft_config.errors import Error, Refused, UnknownDeclaration
+from undercroft_config.errors import Error, Refused, StartRefused, UnknownDeclaration
 from undercroft_config.registry import PREFIX, REGISTRY, SECTIONS, declaration
 from undercroft_config.resolution import evaluate, resolve, value
+from undercroft_config.startup import start
 
 __version__ = "0.1.0"
 
@@ -18,6 +21,8 @@ __all__ = [
     "PREFIX",
     "REGISTRY",
     "SECTIONS",
+    "Build",
+    "Capability",
     "CheckEntry",
     "CheckReport",
     "Declaration",
@@ -26,6 +31,7 @@ __all__ = [
     "Error",
     "Refused",
     "Resolution",
+    "StartRefused",
     "Status",
     "UnknownDeclaration",
     "__version__",
@@ -34,6 +40,7 @@ __all__ = [
     "evaluate",
     "resolve",
     "settings",
+    "start",
     "value",
     "values",
 ]

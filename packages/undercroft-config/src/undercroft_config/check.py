@@ -6,8 +6,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from undercroft_config._internal.parsers import Unparsable
+from undercroft_config.capabilities import Build
 from undercroft_config.declaration import Resolution, Status
-from undercroft_config.registry import PREFIX, REGISTRY, suggest
+from undercroft_config.registry import PREFIX, REGISTRY, declaration, suggest
 from undercroft_config.resolution import evaluate
 from undercroft_config.values import Address
 
@@ -58,15 +60,43 @@ def _cross_checks(env: Mapping[str, str], results: dict[str, Resolution]) -> dic
     return refusals
 
 
-def check(env: Mapping[str, str] | None = None) -> CheckReport:
+def _off_is_legal(name: str) -> bool:
+    """True when `off` parses for `name` and selects nothing: the refusal can offer it as the remedy."""
+    entry = declaration(name)
+    try:
+        parsed = entry.parse("off")
+    except Unparsable:
+        return False
+    return entry.requires(parsed) is None
+
+
+def _lacking(outcome: Resolution, build: Build) -> Resolution:
+    """`outcome`, refused when its value selects a capability `build` does not ship."""
+    if outcome.status in (Status.UNSET, Status.REFUSED):
+        return outcome
+    entry = declaration(outcome.name)
+    needed = entry.requires(outcome.value)
+    if needed is None or build.has(needed):
+        return outcome
+    remedy = "unset it or declare off" if _off_is_legal(outcome.name) else "unset it"
+    message = (
+        f"{outcome.name}={entry.shown(outcome.raw or '')} refuses to start: this build has no "
+        f"{needed.description} ({needed.value}); {remedy} (default: {entry.default})"
+    )
+    return Resolution(outcome.name, Status.REFUSED, None, message, outcome.raw)
+
+
+def check(env: Mapping[str, str] | None = None, *, build: Build) -> CheckReport:
     """Run every `UNDERCROFT_*` variable present in `env` (default `os.environ`) through its resolver.
 
-    Nothing is opened — no vault, no database, no socket — except the files CA pins name. Variables with
-    the prefix that no resolver knows are reported as unknown (likely typos), with the nearest name.
+    Nothing is opened — no vault, no database, no socket — except the files CA pins name. A value that
+    parses but selects a capability `build` lacks refuses, naming the variable and the missing component.
+    Variables with the prefix that no resolver knows are reported as unknown (likely typos), with the
+    nearest name. This is the start-up resolver (`undercroft_config.startup.start` runs it), not a copy.
     """
     environment = os.environ if env is None else env
     present = sorted(name for name in environment if name.startswith(PREFIX))
-    results = {name: evaluate(name, environment) for name in present if name in REGISTRY}
+    results = {name: _lacking(evaluate(name, environment), build) for name in present if name in REGISTRY}
     cross = _cross_checks(environment, results)
     entries: list[CheckEntry] = []
     for name in present:

@@ -6,6 +6,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from undercroft_config.capabilities import Capability
+
 __all__ = ["Adjusted", "Declaration", "DeclarationClass", "Doctrine", "Resolution", "Status"]
 
 
@@ -71,6 +73,8 @@ class Declaration:
     secret: bool = False
     #: How a raw value is shown in messages when it is not a secret but may carry one (a DSN password).
     display: Callable[[str], str] | None = field(default=None, repr=False)
+    #: resolved value -> the capability it selects (None: nothing to select); a build lacking it refuses.
+    requires: Callable[[object], Capability | None] = field(default=lambda _value: None, repr=False)
 
     @property
     def declaration_class(self) -> DeclarationClass:

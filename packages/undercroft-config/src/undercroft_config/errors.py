@@ -1,6 +1,6 @@
 """Typed errors of `undercroft_config`."""
 
-__all__ = ["Error", "Refused", "UnknownDeclaration"]
+__all__ = ["Error", "Refused", "StartRefused", "UnknownDeclaration"]
 
 
 class Error(Exception):
@@ -23,6 +23,25 @@ class Refused(Error, ValueError):
         self.name = name
         self.shown = shown
         self.message = message
+
+
+class StartRefused(Error, ValueError):
+    """The environment refuses to start: one or more declarations refused; each message names its variable.
+
+    Raised by `undercroft_config.startup.start` before a program opens anything, with every refusal at once
+    (the same entries `config check` reports), so fixing one does not reveal the next only on the next run.
+    """
+
+    def __init__(self, names: tuple[str, ...], messages: tuple[str, ...]) -> None:
+        """Record the refusing variables and their messages, in name order."""
+        lines = "\n".join(f"  {line}" for line in messages)
+        plural = "declaration" if len(messages) == 1 else "declarations"
+        super().__init__(
+            f"this environment refuses to start ({len(messages)} {plural}; "
+            f"undercroft config check reports every one):\n{lines}"
+        )
+        self.names = names
+        self.messages = messages
 
 
 class UnknownDeclaration(Error, KeyError):

@@ -1,32 +1,71 @@
-"""The composition root: the palace from the environment and the embedder the CLI injects into the store."""
+"""The composition root: the palace from the environment, the embedder the CLI injects, and what this build has.
+
+`BUILD` is the one declared fact of which components this program ships, derived from the factories wired
+here (today: the hash embedder and nothing else), so a later issue that wires an onnx embedder, a reranker,
+a retrieval tier, the admission advisor or a remote index flips it by adding the factory. `start_up` runs
+the start-up resolver over it: every entry point (each command, serve-mcp) and `config check` read the
+same `BUILD` through the same `undercroft_config.check`, so they cannot disagree.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
+from typing import Final
 
-from undercroft_config import settings
+from undercroft_config import Build, Capability, CheckReport, check, settings, start
 from undercroft_core.embedder import Embedder
 from undercroft_core.hash_embedder import HashEmbedder
 from undercroft_store import Palace, VaultStore
 
 from undercroft_cli.errors import Error
 
-__all__ = ["EmbedderUnavailable", "open_palace", "open_reader", "open_store", "pick_embedder"]
+__all__ = [
+    "BUILD",
+    "EmbedderUnavailable",
+    "check_environment",
+    "open_palace",
+    "open_reader",
+    "open_store",
+    "pick_embedder",
+    "start_up",
+]
+
+#: The embedders this build wires, by the capability UNDERCROFT_EMBEDDER selects.
+_EMBEDDERS: Final[Mapping[Capability, Callable[[], Embedder]]] = {Capability.EMBEDDER_HASH: HashEmbedder}
+
+#: What this build has: every component wired above. Rerankers, retrieval tiers, the admission advisor,
+#: remote indexes and telemetry exporters are not wired yet, so declaring one refuses at start.
+BUILD: Final = Build.of(_EMBEDDERS)
 
 
 class EmbedderUnavailable(Error):
     """The declared embedder is not built into this increment of the CLI."""
 
 
+def check_environment(env: Mapping[str, str] | None = None) -> CheckReport:
+    """The `config check` report of `env` (default ``os.environ``) for this build: start-up's own resolver."""
+    return check(os.environ if env is None else env, build=BUILD)
+
+
+def start_up(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Run the start-up resolver over this build, opening nothing.
+
+    Raises `undercroft_config.StartRefused` naming every refusing variable; otherwise returns the warning
+    and unknown-name lines the entry point prints once on stderr.
+    """
+    return start(os.environ if env is None else env, build=BUILD)
+
+
 def pick_embedder(env: Mapping[str, str] | None = None) -> Embedder:
     """The embedder ``UNDERCROFT_EMBEDDER`` names; the hash embedder by default (zero downloads)."""
     declared = settings.embedder(env)
-    name = getattr(declared, "value", str(declared))
-    if name == "hash":
-        return HashEmbedder()
-    raise EmbedderUnavailable(f"UNDERCROFT_EMBEDDER={name} is not wired into this CLI yet; unset it to use hash")
+    factory = _EMBEDDERS.get(Capability(f"embedder/{declared}"))
+    if factory is None:
+        # Start-up refuses this first; kept for library callers that skip start-up.
+        raise EmbedderUnavailable(f"UNDERCROFT_EMBEDDER={declared} is not wired into this build; unset it to use hash")
+    return factory()
 
 
 def open_palace(*, read_only: bool = False, env: Mapping[str, str] | None = None) -> Palace:

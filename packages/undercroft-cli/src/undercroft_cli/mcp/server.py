@@ -29,6 +29,7 @@ from mcp.types import (
     TextContent,
     Tool,
 )
+from undercroft_config import Error as DeclarationError
 from undercroft_core.errors import IntegrityError, UndercroftError
 
 from undercroft_cli import __version__
@@ -103,7 +104,9 @@ class McpDispatcher:
             text = spec.handler(self.session, spec.arguments(raw))
         except IntegrityError as verdict:
             return ToolReply(f"integrity: {verdict}", is_error=True)
-        except UndercroftError as failure:
+        except (UndercroftError, DeclarationError) as failure:
+            # A declaration refusal is a typed run failure naming its variable, never "details withheld".
+            # Start-up resolves every declaration before serving, so reaching this is a resolver gap.
             return ToolReply(f"error: {failure}", is_error=True)
         except Exception as unexpected:  # noqa: BLE001 -- the one place an untyped failure becomes a reply
             return unexpected_reply(unexpected)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from undercroft_config._internal import parsers as p
-from undercroft_config._internal.build import constant, declare
+from undercroft_config._internal.build import constant, declare, selects
 from undercroft_config.declaration import Adjusted, Declaration
 from undercroft_config.declaration import Doctrine as D
 from undercroft_config.values import EmbedApi, Embedder, Fusion, Reranker, Retrieval
@@ -68,7 +68,7 @@ CORE: tuple[Declaration, ...] = (
 MODELS: tuple[Declaration, ...] = (
     declare("UNDERCROFT_EMBEDDER", "models", "enum", "hash", "one of hash, onnx, ort, http", D.REFUSE,
             "Which embedder, and so which vector space, the vault is in.", p.choice(Embedder),
-            constant(Embedder.HASH)),
+            constant(Embedder.HASH), requires=selects("embedder")),
     declare("UNDERCROFT_EMBED_URL", "models", "URL", "unset", "an https URL, or http to a loopback host",
             D.REFUSE, "Served embedder endpoint (TLS or loopback only, no override).", p.outward_url),
     declare("UNDERCROFT_EMBED_MODEL", "models", "text", "unset", "a model name", D.ACCEPT,
@@ -90,7 +90,8 @@ MODELS: tuple[Declaration, ...] = (
             "Recorded as the vault's embedder identity.", p.opaque_text),
     declare("UNDERCROFT_RERANKER", "models", "enum", "unset (no second stage)",
             "one of onnx, ort, colbert, colbert-ort, or off", D.WARN,
-            "Second retrieval stage: cross-encoder or late interaction.", p.choice(Reranker, allow_off=True)),
+            "Second retrieval stage: cross-encoder or late interaction.", p.choice(Reranker, allow_off=True),
+            requires=selects("reranker")),
     declare("UNDERCROFT_RERANK_MODEL", "models", "path", "unset", "a cross-encoder .onnx path", D.ACCEPT,
             "Cross-encoder model file.", p.opaque_path),
     declare("UNDERCROFT_RERANK_TOKENIZER", "models", "path", "unset", "a tokenizer.json path", D.ACCEPT,
@@ -117,7 +118,8 @@ MODELS: tuple[Declaration, ...] = (
 
 RETRIEVAL: tuple[Declaration, ...] = (
     declare("UNDERCROFT_RETRIEVAL", "retrieval", "enum", "unset (full scan + FTS prefilter)",
-            "one of pq, fde, hnsw, or off", D.WARN, "Candidate tier.", p.choice(Retrieval, allow_off=True)),
+            "one of pq, fde, hnsw, or off", D.WARN, "Candidate tier.", p.choice(Retrieval, allow_off=True),
+            requires=selects("retrieval")),
     declare("UNDERCROFT_SEARCH_TRACE", "retrieval", "bool", "unset (off)", "any value turns it on", D.PRESENCE,
             "Per-phase search timing trace to stderr; 0 and off turn it ON too.", p.presence, constant(False)),
     declare("UNDERCROFT_FUSION", "retrieval", "enum", "bm25", "one of bm25, legacy (rrf was removed)", D.WARN,

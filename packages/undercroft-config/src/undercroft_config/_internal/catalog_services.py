@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from undercroft_config._internal import parsers as p
-from undercroft_config._internal.build import constant, declare
+from undercroft_config._internal.build import constant, declare, switches_on
+from undercroft_config.capabilities import Capability
 from undercroft_config.declaration import Declaration
 from undercroft_config.declaration import Doctrine as D
 from undercroft_config.values import OFF, Address, Admission, AdmissionAdvisor, LlmApi, ReadAudit, TrustClass
@@ -23,6 +24,10 @@ def _without_password(raw: str) -> str:
     return repr(re.sub(r"(password\s*=\s*)\S+", r"\1***", shown))
 
 
+def _advisor(value: object) -> Capability | None:
+    return Capability.ADMISSION_ADVISOR if value is AdmissionAdvisor.ADVISORY else None
+
+
 GOVERNANCE: tuple[Declaration, ...] = (
     declare("UNDERCROFT_TRUST_FLOOR", "governance", "enum", "unset (no floor)",
             "one of quarantined, standard, trusted, or off", D.REFUSE,
@@ -37,7 +42,7 @@ GOVERNANCE: tuple[Declaration, ...] = (
             p.choice(Admission), constant(Admission.OFF)),
     declare("UNDERCROFT_ADMISSION_LLM", "governance", "enum", "off", "one of off, advisory", D.REFUSE,
             "Tier-2 advisory classifier (UNDERCROFT_LLM_*), only ever toward quarantine.",
-            p.choice(AdmissionAdvisor), constant(AdmissionAdvisor.OFF)),
+            p.choice(AdmissionAdvisor), constant(AdmissionAdvisor.OFF), requires=_advisor),
     declare("UNDERCROFT_ADMISSION_RATE", "governance", "rate", "unset (no rate screen)",
             "<count>/<seconds> with both ≥ 1, or off", D.REFUSE,
             "Per-writer rate screen; consulted only when UNDERCROFT_ADMISSION=quarantine.", p.rate),
@@ -59,13 +64,15 @@ GOVERNANCE: tuple[Declaration, ...] = (
 REMOTE_INDEX: tuple[Declaration, ...] = (
     *(
         declare(f"UNDERCROFT_{backend}_URL", "remote-index", "URL", "unset", _URL_LEGAL, D.REFUSE,
-                f"{label} endpoint (TLS or loopback only, no override).", p.outward_url)
+                f"{label} endpoint (TLS or loopback only, no override).", p.outward_url,
+                requires=switches_on(Capability(f"index/{backend.lower()}")))
         for backend, label in (("QDRANT", "Qdrant"), ("CHROMA", "Chroma"), ("MILVUS", "Milvus"),
                                ("WEAVIATE", "Weaviate"))
     ),
     declare("UNDERCROFT_PGVECTOR_DSN", "remote-index", "DSN", "unset",
             "a postgres:// URL or key=value DSN; sslmode=require for a non-loopback host", D.REFUSE,
-            "pgvector connection (the password is never echoed).", p.pgvector_dsn, display=_without_password),
+            "pgvector connection (the password is never echoed).", p.pgvector_dsn, display=_without_password,
+            requires=switches_on(Capability.INDEX_PGVECTOR)),
     declare("UNDERCROFT_INDEX_CA", "remote-index", "CA pin", "unset (public roots)", _CA_LEGAL, D.REFUSE,
             "The ONLY trust roots for every remote vector-index connection.", p.ca_pin),
 )
@@ -77,7 +84,8 @@ SERVER: tuple[Declaration, ...] = (
             "a non-empty secret not ending in whitespace", D.REFUSE,
             "Enables per-vault X-Vault-Assertion HMACs.", p.secret(), secret=True),
     declare("UNDERCROFT_METRICS", "server", "bool", "off", "1/true/yes/on or 0/false/no/off", D.WARN,
-            "Serve /metrics behind the bearer (telemetry builds).", p.flag, constant(False)),
+            "Serve /metrics behind the bearer (telemetry builds).", p.flag, constant(False),
+            requires=switches_on(Capability.TELEMETRY_METRICS)),
     declare("UNDERCROFT_SAMPLE_INTERVAL_MS", "server", "int", "2000", "an integer in 100..=3600000", D.WARN,
             "Live-stream sampler tick.", p.integer(100, 3_600_000), constant(2000)),
 )
@@ -102,7 +110,8 @@ TELEMETRY: tuple[Declaration, ...] = (
     declare("UNDERCROFT_LOG_FORMAT", "telemetry", "text", "text", "json for structured logs", D.ACCEPT,
             "Log format.", p.opaque_text, constant("text")),
     declare("UNDERCROFT_OTLP_ENDPOINT", "telemetry", "URL", "unset (nothing leaves the process)", _URL_LEGAL,
-            D.REFUSE, "OTLP/HTTP trace export; a declaration naming no endpoint refuses.", p.outward_url),
+            D.REFUSE, "OTLP/HTTP trace export; a declaration naming no endpoint refuses.", p.outward_url,
+            requires=switches_on(Capability.TELEMETRY_OTLP)),
     declare("UNDERCROFT_OTLP_CA", "telemetry", "CA pin", "unset (public roots)", _CA_LEGAL, D.REFUSE,
             "The ONLY trust roots for the collector.", p.ca_pin),
     declare("UNDERCROFT_OTLP_HEADERS", "telemetry", "secret", "unset", "comma-separated key=value pairs",
