@@ -115,12 +115,16 @@ def main() -> int:
         return 0
     for name in CORPORA:
         figures = report[name]
-        print(f"\n== {name}: caught {figures['caught']}/{figures['attacks']} attacks, "
-              f"flagged {figures['benign_flagged']}/{figures['benign']} benign")
+        print(
+            f"\n== {name}: caught {figures['caught']}/{figures['attacks']} attacks, "
+            f"flagged {figures['benign_flagged']}/{figures['benign']} benign"
+        )
         print(f"{'signal':<28} {'expected':>8} {'recall':>8} {'on att.':>8} {'on ben.':>8} {'precision':>10}")
         for code, row in figures["per_signal"].items():
-            print(f"{code:<28} {row['expected']:>8} {pct(row['recall']):>8} {row['fired_on_attacks']:>8} "
-                  f"{row['fired_on_benign']:>8} {pct(row['precision']):>10}")
+            print(
+                f"{code:<28} {row['expected']:>8} {pct(row['recall']):>8} {row['fired_on_attacks']:>8} "
+                f"{row['fired_on_benign']:>8} {pct(row['precision']):>10}"
+            )
         print("per family (caught/total): " + ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in figures["per_family"].items()))
         if args.misses == name:
             print("missed:", figures["missed"])
@@ -129,8 +133,10 @@ def main() -> int:
         print(f"\nLoCoMo dev split not found at {LOCOMO}: turn false positives not measured")
     else:
         locomo = report["locomo"]
-        print(f"\nLoCoMo dev turns flagged: {locomo['flagged']} / {locomo['turns']} "
-              f"({100 * locomo['flagged'] / locomo['turns']:.2f} %)")
+        print(
+            f"\nLoCoMo dev turns flagged: {locomo['flagged']} / {locomo['turns']} "
+            f"({100 * locomo['flagged'] / locomo['turns']:.2f} %)"
+        )
     return 0
 
 

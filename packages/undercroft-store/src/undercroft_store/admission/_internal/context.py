@@ -7,7 +7,8 @@ for the imperative-instruction signal (a tool call or an exfiltration command is
 
 - **A named phrase.** The match sits inside a short quotation (straight, curly or single quotes, or inline
   backticks; at most `QUOTE_WORDS` words) that the match itself mostly fills, and the sentence around the
-  quotation frames it as language — "the phrase", "payloads such as", "strings like", "said", "tested".
+  quotation frames it as language — "the phrase", "payloads such as", "strings like", "said", "tested" — or
+  the quotation is a string literal inside a fenced code block (a test or a filter handling the phrase).
   A long quotation is a quoted *document* and stays screened: that is how indirect injection arrives.
 - **Reported speech.** The match is the infinitive complement of a third-party reporting verb ("my mentor
   said to disregard…", "attackers told the bot to ignore…", "tried to get the model to reveal…"). The verb
@@ -81,6 +82,11 @@ def _sentence(text: str, start: int, end: int) -> str:
     return before + " " + (after[: stop.start()] if stop else after)
 
 
+def _in_fence(text: str, index: int) -> bool:
+    """Whether `index` lies inside a fenced code block (after an odd number of ``` fences)."""
+    return text.count("```", 0, index) % 2 == 1
+
+
 def is_mention(text: str, start: int, end: int, quoted: list[tuple[int, int]] | None = None) -> bool:
     """Whether the match [start, end) is a named phrase: filling a short, framed quotation."""
     for q_start, q_end in quoted if quoted is not None else quotations(text):
@@ -88,6 +94,8 @@ def is_mention(text: str, start: int, end: int, quoted: list[tuple[int, int]] | 
             inner = text[q_start:q_end]
             if len(_WORD.findall(inner)) > QUOTE_WORDS or (end - start) < _FILL * len(inner.strip()):
                 return False
+            if _in_fence(text, q_start):
+                return True  # a string literal in a code block is data the code handles, not an order
             around = _sentence(text, q_start - 1, q_end + 1)
             return _FRAME.search(around) is not None
     return False

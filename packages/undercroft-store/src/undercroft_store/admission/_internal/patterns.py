@@ -69,12 +69,10 @@ _LAPSED = (
 )
 #: What the assistant's own instructions are called: any of these after "your", the strong ones after "the"
 #: ("the full instructions for the Lego set" is a manual; "the hidden instructions" is a system prompt).
-_STRONG_SECRET = (
-    r"(?:hidden|secret|internal|confidential|system|developer|operator|underlying|pre-?prompt)"
-)
-_SECRET = rf"(?:{_STRONG_SECRET}|initial|original|private|starting|exact|full|complete|first|base)"
+_HIDDEN_QUALIFIER = r"(?:hidden|secret|internal|confidential|system|developer|operator|underlying|pre-?prompt)"
+_QUALIFIER = rf"(?:{_HIDDEN_QUALIFIER}|initial|original|private|starting|exact|full|complete|first|base)"
 #: "your <any qualifier>" or "the <strong qualifier>", with at most one word between.
-_OWN_SECRET = rf"(?:your\s+(?:\w+\s+)?{_SECRET}|the\s+(?:\w+\s+)?{_STRONG_SECRET})"
+_OWN_HIDDEN = rf"(?:your\s+(?:\w+\s+)?{_QUALIFIER}|the\s+(?:\w+\s+)?{_HIDDEN_QUALIFIER})"
 _REVEAL = (
     r"(?:tell|show|give|share|print|output|reveal|repeat|recite|display|paste|copy|quote|list|dump|leak|describe"
     r"|summari[sz]e|write\s+out|spell\s+out|read\s+(?:back|out))"
@@ -115,9 +113,9 @@ IMPERATIVE: Final = _compile(
     r"\b(?:new|updated|real|true|actual|your)\s+system\s+(?:prompt|message|instructions?)\s*(?:is|are|:|follows)",
     r"\b(?:reveal|print|show|output|repeat|leak|dump|display)\s+(?:me\s+)?(?:your|the)\s+(?:original\s+|full\s+|hidden\s+|initial\s+)?system\s+(?:prompt|message|instructions?)",
     # Prompt extraction: reveal-verbs on the assistant's hidden or initial instructions, and the question form.
-    rf"\b{_REVEAL}\s+(?:me\s+|us\s+)?(?:out\s+)?(?:what\s+|all\s+|the\s+(?:exact\s+|full\s+|complete\s+)?(?:text|contents?|wording)\s+of\s+)?(?:all\s+)?(?:of\s+)?{_OWN_SECRET}\s+(?:\w+\s+)?(?:instructions?|prompts?|rules|guidelines|directives|configuration|message|preamble)\b",
+    rf"\b{_REVEAL}\s+(?:me\s+|us\s+)?(?:out\s+)?(?:what\s+|all\s+|the\s+(?:exact\s+|full\s+|complete\s+)?(?:text|contents?|wording)\s+of\s+)?(?:all\s+)?(?:of\s+)?{_OWN_HIDDEN}\s+(?:\w+\s+)?(?:instructions?|prompts?|rules|guidelines|directives|configuration|message|preamble)\b",
     rf"\b{_REVEAL}\s+(?:me\s+|us\s+)?(?:all\s+)?(?:of\s+)?(?:your|the)\s+(?:instructions?|prompts?|rules|guidelines|directives)\s+you\s+(?:received|were\s+given|got|have\s+been\s+given|were\s+configured\s+with)",
-    rf"\bwhat\s+(?:does|do|did|is|are|were|was)\s+(?:in\s+)?{_OWN_SECRET}\s+(?:\w+\s+)?(?:instructions?|prompts?|rules|guidelines|message)\b",
+    rf"\bwhat\s+(?:does|do|did|is|are|were|was)\s+(?:in\s+)?{_OWN_HIDDEN}\s+(?:\w+\s+)?(?:instructions?|prompts?|rules|guidelines|message)\b",
     # Persistence: a memory/future-sessions frame around an order that turns a safeguard off.
     rf"\b{_PERSIST}\b[^\n]{{0,160}}?\b{_SAFETY_OFF}",
     rf"\b{_SAFETY_OFF}[^\n]{{0,120}}?\b{_PERSIST}\b",
@@ -211,6 +209,79 @@ ENCODED_RUNS: Final = {
     "percent": re.compile(r"(?:%[0-9A-Fa-f]{2}){12,}"),
 }
 
+# Gates shared by several patterns (each a substring every match of those patterns contains).
+_SET_ASIDE_GATE: Final = (
+    "ignore",
+    "disregard",
+    "forget",
+    "override",
+    "overrule",
+    "bypass",
+    "discard",
+    "drop",
+    "ditch",
+    "scrap",
+    "abandon",
+    "throw",
+    "aside",
+    "no attention",
+    "no heed",
+    "no mind",
+    "stop ",
+    "no longer",
+)
+_RELEASE_GATE: Final = (
+    "bound",
+    "restricted",
+    "constrained",
+    "limited",
+    "governed",
+    "held",
+    "released",
+    "freed",
+    "free",
+    "relieved",
+    "exempt",
+    "unbound",
+)
+_VOIDED_GATE: Final = (
+    "void",
+    "null",
+    "revoked",
+    "cancel",
+    "rescinded",
+    "withdrawn",
+    "obsolete",
+    "superseded",
+    "lifted",
+    "disabled",
+    "suspended",
+)
+_REVEAL_GATE: Final = (
+    "tell",
+    "show",
+    "give",
+    "share",
+    "print",
+    "output",
+    "reveal",
+    "repeat",
+    "recite",
+    "display",
+    "paste",
+    "copy",
+    "quote",
+    "list",
+    "dump",
+    "leak",
+    "describe",
+    "summar",
+    "write out",
+    "spell out",
+    "read ",
+)
+_PERSIST_GATE: Final = ("memory", "session", "conversation", "chat", "run", "interaction", "standing", "permanent")
+
 # Literal gates, one per pattern above and in the same order: a pattern runs only on a text whose
 # case-folded form contains one of its gate strings. Each gate is a substring every match of its pattern
 # must contain (a test checks this on every fixture match), so the gates change speed, never answers.
@@ -218,22 +289,22 @@ IMPERATIVE_GATES: Final[tuple[tuple[str, ...], ...]] = (
     ("ignore", "disregard", "forget", "override", "overrule", "bypass", "discard"),
     ("ignore", "disregard", "forget"),
     ("void", "revoked", "cancel", "obsolete", "superseded", "lifted", "disabled", "no longer"),
-    ("ignore", "disregard", "forget", "override", "overrule", "bypass", "discard", "drop", "ditch", "scrap", "abandon", "throw", "aside", "no attention", "no heed", "no mind", "stop ", "no longer"),
-    ("ignore", "disregard", "forget", "override", "overrule", "bypass", "discard", "drop", "ditch", "scrap", "abandon", "throw", "aside", "no attention", "no heed", "no mind", "stop ", "no longer"),
-    ("ignore", "disregard", "forget", "override", "overrule", "bypass", "discard", "drop", "ditch", "scrap", "abandon", "throw", "aside", "no attention", "no heed", "no mind", "stop ", "no longer"),
+    _SET_ASIDE_GATE,
+    _SET_ASIDE_GATE,
+    _SET_ASIDE_GATE,
     ("put",),
-    ("bound", "restricted", "constrained", "limited", "governed", "held", "released", "freed", "free", "relieved", "exempt", "unbound"),
-    ("void", "null", "revoked", "cancel", "rescinded", "withdrawn", "obsolete", "superseded", "lifted", "disabled", "suspended"),
+    _RELEASE_GATE,
+    _VOIDED_GATE,
     ("expired", "outdated", "no longer", "apply"),
     ("expired", "outdated", "no longer", "apply"),
     ("consider", "treat"),
     ("system",),
     ("system",),
-    ("tell", "show", "give", "share", "print", "output", "reveal", "repeat", "recite", "display", "paste", "copy", "quote", "list", "dump", "leak", "describe", "summar", "write out", "spell out", "read "),
-    ("tell", "show", "give", "share", "print", "output", "reveal", "repeat", "recite", "display", "paste", "copy", "quote", "list", "dump", "leak", "describe", "summar", "write out", "spell out", "read "),
+    _REVEAL_GATE,
+    _REVEAL_GATE,
     ("what",),
-    ("memory", "session", "conversation", "chat", "run", "interaction", "standing", "permanent"),
-    ("memory", "session", "conversation", "chat", "run", "interaction", "standing", "permanent"),
+    _PERSIST_GATE,
+    _PERSIST_GATE,
     ("<|",),
     ("inst]", "<<", "system"),
     ("system",),
