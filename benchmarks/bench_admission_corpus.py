@@ -35,6 +35,16 @@ _DATA = Path("shared") / "data" / "locomo" / "locomo-dev.json"
 LOCOMO = next((root / _DATA for root in HERE.parents if (root / _DATA).exists()), HERE.parent.parent / _DATA)
 
 
+#: The content signals: always reported, even when they fired on nothing.
+CONTENT_SIGNALS = (
+    "imperative-instruction",
+    "tool-call-syntax",
+    "exfiltration-marker",
+    "encoded-blob",
+    "attack-fixture-similarity",
+)
+
+
 def fired(text: str) -> set[str]:
     """The signal codes `detect` reports for one content text (neutral destination)."""
     return {finding.signal.value for finding in detect(text, wing="notes", room="general")}
@@ -51,8 +61,8 @@ def measure(corpus: dict[str, Any]) -> dict[str, Any]:
         tp_attack = sum(1 for _, hit in attack_hits if code in hit)
         fp = sum(1 for _, hit in benign_hits if code in hit)
         caught = sum(1 for hit in expected if code in hit)
-        if not expected and not tp_attack and not fp:
-            continue
+        if not expected and not tp_attack and not fp and code not in CONTENT_SIGNALS:
+            continue  # destination, rate and advisor signals do not fire on a content corpus
         per_signal[code] = {
             "expected": len(expected),
             "recall": caught / len(expected) if expected else None,

@@ -9,11 +9,12 @@ honest re-wording of one pattern does not; the exact counts come from `benchmark
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from undercroft_store.admission import MARKER_SIGNALS, detect
+from undercroft_store.admission import MARKER_SIGNALS, detect, load_fixtures, load_paraphrases
 
 CORPORA = Path(__file__).resolve().parents[3] / "benchmarks" / "corpora"
 #: Measured 21/30 attacks caught and 5/40 benign flagged at the commit that introduced this test.
@@ -63,3 +64,16 @@ def test_every_new_pattern_match_contains_its_gate(name: str) -> None:
             for text in texts:
                 for match in pattern.finditer(text):
                     assert any(gate in match.group().casefold() for gate in gates), (pattern.pattern, gates)
+
+
+def test_the_first_letter_lookahead_changes_speed_never_answers() -> None:
+    """Patterns led by `(?=[initials])\\b` find exactly what the plain `\\b` form finds, on every text we hold."""
+    lead = re.compile(r"^\(\?=\[[a-z]+\]\)\\b")
+    texts = [item["text"] for name in ("dev", "heldout") for item in load(name)["attacks"] + load(name)["benign"]]
+    texts += [fixture.text for fixture in load_fixtures()] + [p.text for p in load_paraphrases()]
+    led = [pattern for markers in MARKER_SIGNALS.values() for _, pattern in markers if lead.match(pattern.pattern)]
+    assert len(led) >= 4
+    for pattern in led:
+        plain = re.compile("\\b" + lead.sub("", pattern.pattern), pattern.flags)
+        for text in texts + [text.upper() for text in texts]:
+            assert [m.span() for m in pattern.finditer(text)] == [m.span() for m in plain.finditer(text)]

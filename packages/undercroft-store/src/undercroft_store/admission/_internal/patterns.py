@@ -27,6 +27,45 @@ def _compile(*patterns: str) -> tuple[re.Pattern[str], ...]:
     return tuple(re.compile(pattern, _F) for pattern in patterns)
 
 
+def _initials(alternation: str) -> str:
+    """The first letters of every branch of a `(?:a|b|(?:c|d)e)` alternation of words."""
+    if not (alternation.startswith("(?:") and alternation.endswith(")")):
+        raise AssertionError(f"not a non-capturing alternation: {alternation[:40]}")  # a table edit gone wrong
+    body, branches, depth, start = alternation[3:-1], [], 0, 0
+    for index, character in enumerate(body):
+        depth += character == "("
+        depth -= character == ")"
+        if character == "|" and depth == 0:
+            branches.append(body[start:index])
+            start = index + 1
+    branches.append(body[start:])
+    letters = set()
+    for branch in branches:
+        if branch.startswith("(?:"):
+            depth = 0
+            for index, character in enumerate(branch):
+                depth += character == "("
+                depth -= character == ")"
+                if depth == 0:
+                    letters |= set(_initials(branch[: index + 1]))
+                    break
+        elif branch[:1].isascii() and branch[:1].isalpha():
+            letters.add(branch[0].lower())
+        else:
+            raise AssertionError(f"branch {branch[:20]!r} does not start with a letter")
+    return "".join(sorted(letters))
+
+
+def _led(alternation: str) -> str:
+    """A lookahead on the alternation's first letters, then a word boundary.
+
+    Why: a pattern that starts with `\b(?:word|word|…)` tries the whole alternation at every position;
+    a leading character class lets the engine skip positions in one test (measured about 2x faster per
+    pattern on 800-character drawers). Answers are unchanged (a test compares both forms on the corpora).
+    """
+    return rf"(?=[{_initials(alternation)}])\b"
+
+
 _PRIOR = (
     r"(?:all\s+|any\s+|every\s+|the\s+|your\s+|my\s+|of\s+)*"
     r"(?:previous|prior|above|earlier|preceding|former|original|initial|system|safety)"
@@ -91,6 +130,7 @@ _SAFETY_OFF = (
     r"|safety|security|verification|authori[sz]ation|warning|2fa|mfa)s?\b|never\s+(?:ask|warn|check|confirm|verify)\b"
     r"|without\s+(?:asking|confirm(?:ing|ation)|checking|verif(?:ying|ication)|approval|warning|permission)\b)"
 )
+_ADDRESS_NOUN = r"(?:note|message|instructions?|attention|reminder|directive|memo)"
 _ASSISTANT_STRICT = r"(?:ai|a\.i\.|assistant|llm|chatbot|language\s+model|ai\s+agent|ai\s+model)s?"
 _ASSISTANT = r"(?:ai|a\.i\.|assistant|agent|model|llm|chatbot|bot|language\s+model|copilot|gpt|claude|gemini)s?"
 
@@ -100,9 +140,9 @@ IMPERATIVE: Final = _compile(
     r"\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)\s+(?:you\s+(?:were|have\s+been)\s+told|(?:above|before|previously))",
     rf"\b{_PRIOR}\s+{_RULES}\s+(?:are|is|have\s+been|has\s+been)\s+(?:void|revoked|cancel+ed|obsolete|superseded|lifted|disabled|no\s+longer\s+(?:valid|apply|applicable|in\s+effect))",
     # Paraphrased overrides: set-aside verbs on what came before, release from the rules, lapsed rules.
-    rf"\b{_SET_ASIDE}\s+{_WHAT_YOU_WERE_TOLD}",
-    rf"\b{_SET_ASIDE}\s+{_PRIOR}\s+(?:\w+\s+)?{_RULES_WIDE}\b",
-    rf"\b{_SET_ASIDE}\s+(?:all\s+|any\s+|every\s+|of\s+)*your\s+(?:\w+\s+){{0,2}}?{_RULES_WIDE}\b",
+    # (one scan for the three objects of a set-aside verb: what you were told, the prior rules, your rules)
+    rf"{_led(_SET_ASIDE)}{_SET_ASIDE}\s+(?:{_WHAT_YOU_WERE_TOLD}|{_PRIOR}\s+(?:\w+\s+)?{_RULES_WIDE}\b"
+    rf"|(?:all\s+|any\s+|every\s+|of\s+)*your\s+(?:\w+\s+){{0,2}}?{_RULES_WIDE}\b)",
     rf"\bput\s+{_PRIOR_WIDE}\s+(?:\w+\s+)?{_RULES_WIDE}\s+(?:to\s+one\s+side|aside|on\s+hold)",
     rf"\b(?:you\s+are|you're|consider\s+yourself)\s+(?:now\s+|hereby\s+|officially\s+)?(?:no\s+longer\s+(?:bound|restricted|constrained|limited|governed|held)\s+(?:by|to)|(?:released|freed|free|relieved|exempt(?:ed)?|unbound)\s+from)\s+(?:\w+\s+){{0,3}}?{_RULES_WIDE}\b",
     rf"\b{_PRIOR_WIDE}\s+{_RULES_WIDE}(?:\s+(?:and|or|&)\s+{_RULES_WIDE})?\s+(?:are|is|have\s+been|has\s+been|were)?\s*(?:now\s+|hereby\s+|officially\s+)?{_VOIDED}\b",
@@ -113,12 +153,12 @@ IMPERATIVE: Final = _compile(
     r"\b(?:new|updated|real|true|actual|your)\s+system\s+(?:prompt|message|instructions?)\s*(?:is|are|:|follows)",
     r"\b(?:reveal|print|show|output|repeat|leak|dump|display)\s+(?:me\s+)?(?:your|the)\s+(?:original\s+|full\s+|hidden\s+|initial\s+)?system\s+(?:prompt|message|instructions?)",
     # Prompt extraction: reveal-verbs on the assistant's hidden or initial instructions, and the question form.
-    rf"\b{_REVEAL}\s+(?:me\s+|us\s+)?(?:out\s+)?(?:what\s+|all\s+|the\s+(?:exact\s+|full\s+|complete\s+)?(?:text|contents?|wording)\s+of\s+)?(?:all\s+)?(?:of\s+)?{_OWN_HIDDEN}\s+(?:\w+\s+)?(?:instructions?|prompts?|rules|guidelines|directives|configuration|message|preamble)\b",
-    rf"\b{_REVEAL}\s+(?:me\s+|us\s+)?(?:all\s+)?(?:of\s+)?(?:your|the)\s+(?:instructions?|prompts?|rules|guidelines|directives)\s+you\s+(?:received|were\s+given|got|have\s+been\s+given|were\s+configured\s+with)",
+    rf"{_led(_REVEAL)}{_REVEAL}\s+(?:me\s+|us\s+)?(?:(?:out\s+)?(?:what\s+|all\s+|the\s+(?:exact\s+|full\s+|complete\s+)?(?:text|contents?|wording)\s+of\s+)?(?:all\s+)?(?:of\s+)?{_OWN_HIDDEN}\s+(?:\w+\s+)?(?:instructions?|prompts?|rules|guidelines|directives|configuration|message|preamble)\b"
+    rf"|(?:all\s+)?(?:of\s+)?(?:your|the)\s+(?:instructions?|prompts?|rules|guidelines|directives)\s+you\s+(?:received|were\s+given|got|have\s+been\s+given|were\s+configured\s+with))",
     rf"\bwhat\s+(?:does|do|did|is|are|were|was)\s+(?:in\s+)?{_OWN_HIDDEN}\s+(?:\w+\s+)?(?:instructions?|prompts?|rules|guidelines|message)\b",
     # Persistence: a memory/future-sessions frame around an order that turns a safeguard off.
-    rf"\b{_PERSIST}\b[^\n]{{0,160}}?\b{_SAFETY_OFF}",
-    rf"\b{_SAFETY_OFF}[^\n]{{0,120}}?\b{_PERSIST}\b",
+    rf"{_led(_PERSIST)}{_PERSIST}\b[^\n]{{0,160}}?\b{_SAFETY_OFF}",
+    rf"{_led(_SAFETY_OFF)}{_SAFETY_OFF}[^\n]{{0,120}}?\b{_PERSIST}\b",
     r"<\|(?:im_start|im_end|system|assistant|user|endoftext|begin_of_text|start_header_id|eot_id)\|>",
     r"\[/?INST\]|<<\s*/?SYS\s*>>|\[\s*system\s*(?:message|prompt)?\s*\]\s*:?|<\s*/?\s*system\s*>",
     r"(?:^|\n)\s*#{0,4}\s*system\s*:\s*(?:you\b|ignore\b|disregard\b|from\s+now\b|new\s+instructions?\b|the\s+assistant\b)",
@@ -131,7 +171,7 @@ IMPERATIVE: Final = _compile(
     rf"\b(?:you\s+are\s+now|you\s+will\s+(?:now\s+)?(?:be|play|act\s+as)|act\s+as|pretend\s+(?:to\s+be|you\s+are)|role-?play\s+as|play\s+the\s+role\s+of)\b[^.\n]{{0,40}}?\b{_ASSISTANT}\b[^.\n]{{0,30}}?\b(?:with\s+no|without(?:\s+any)?|free\s+(?:of|from)|(?:that|which|who)\s+(?:ignores|has\s+no|never\s+refuses|is\s+not\s+bound\s+by|answers\s+everything))\s+(?:any\s+|all\s+)?(?:\w+\s+)?(?:ethics|rules|restrictions|filters|limits|guidelines|polic(?:y|ies)|morals|safety|anything|requests?)\b",
     r"\bstay\s+in\s+character\b[^.\n]{0,40}\b(?:no\s+matter\s+what|whatever|at\s+all\s+costs)",
     # Orders directed at an assistant.
-    rf"\b(?:note|message|instructions?|attention|reminder|directive|memo)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+|every\s+|whichever\s+)?{_ASSISTANT_STRICT}\b",
+    rf"{_led(_ADDRESS_NOUN)}{_ADDRESS_NOUN}\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+|every\s+|whichever\s+)?{_ASSISTANT_STRICT}\b",
     rf"\b{_ASSISTANT}\s+(?:reading|retrieving|processing|loading|parsing|summari[sz]ing)\s+this\b",
     rf"\bwhen\s+(?:you|the\s+{_ASSISTANT}|an?\s+{_ASSISTANT})\s+(?:read|reads|retrieve|retrieves|recall|recalls|load|loads|see|sees|process|processes)\s+this\b[^.\n]{{0,80}}\b(?:call|run|execute|send|delete|ignore|tell|say|forward|must|should)\b",
     rf"\b(?:you\s+must\s+now|from\s+now\s+on,?\s+you\s+(?:must|will|shall|are\s+to)|you\s+are\s+to\s+now|{_ASSISTANT},?\s+you\s+must)\s+(?:always\s+|only\s+|never\s+|not\s+)?(?:obey|follow|comply|respond|reply|answer|output|ignore|treat|forward|send|delete|reveal|recommend|refuse|include|execute|run|call|pretend|act)\b",
@@ -290,8 +330,6 @@ IMPERATIVE_GATES: Final[tuple[tuple[str, ...], ...]] = (
     ("ignore", "disregard", "forget"),
     ("void", "revoked", "cancel", "obsolete", "superseded", "lifted", "disabled", "no longer"),
     _SET_ASIDE_GATE,
-    _SET_ASIDE_GATE,
-    _SET_ASIDE_GATE,
     ("put",),
     _RELEASE_GATE,
     _VOIDED_GATE,
@@ -300,7 +338,6 @@ IMPERATIVE_GATES: Final[tuple[tuple[str, ...], ...]] = (
     ("consider", "treat"),
     ("system",),
     ("system",),
-    _REVEAL_GATE,
     _REVEAL_GATE,
     ("what",),
     _PERSIST_GATE,
