@@ -10,7 +10,8 @@ reviews quoting attacks, incident retros with curl/wget, tool schemas, code, rep
 Per signal: precision = corpus texts it fired on that are attacks / all texts it fired on; recall = attacks
 expecting it that it fired on / attacks expecting it. Overall: catch rate = attacks with any finding, benign
 false-positive rate = benign texts with any finding. LoCoMo: every dev-split turn, raw and rendered as
-`SPEAKER said, "…"`, counted flagged when either form trips (skipped with a message when the data is absent).
+`SPEAKER said, "…"`, counted flagged when either form trips, and the rendered turns packed in order into drawers
+of at most 800 characters (skipped with a message when the data is absent).
 `--misses NAME` prints the ids of the missed attacks and flagged benign texts of one corpus (use it on dev only:
 looking at held-out misses is how a held-out set stops being one).
 """
@@ -99,6 +100,19 @@ def locomo_turns(limit: int | None = None) -> list[tuple[str, str]] | None:
     return turns[:limit] if limit else turns
 
 
+def locomo_drawers(turns: list[tuple[str, str]], size: int = 800) -> list[str]:
+    """The rendered turns packed greedily, in order, into drawers of at most `size` characters."""
+    drawers: list[str] = []
+    current = ""
+    for speaker, text in turns:
+        line = render_turn(speaker, text)
+        if current and len(current) + 1 + len(line) > size:
+            drawers.append(current)
+            current = ""
+        current = f"{current}\n{line}" if current else line
+    return [*drawers, current] if current else drawers
+
+
 def locomo_flagged(turns: list[tuple[str, str]]) -> int:
     """How many turns trip anything, raw or rendered."""
     return sum(1 for speaker, text in turns if fired(text) or fired(render_turn(speaker, text)))
@@ -119,7 +133,16 @@ def main() -> int:
         name: measure(json.loads(path.read_text(encoding="utf-8"))) for name, path in CORPORA.items()
     }
     turns = locomo_turns(200 if args.smoke else None)
-    report["locomo"] = None if turns is None else {"turns": len(turns), "flagged": locomo_flagged(turns)}
+    if turns is None:
+        report["locomo"] = None
+    else:
+        packed = locomo_drawers(turns)
+        report["locomo"] = {
+            "turns": len(turns),
+            "flagged": locomo_flagged(turns),
+            "drawers": len(packed),
+            "drawers_flagged": sum(1 for drawer in packed if fired(drawer)),
+        }
     if args.json:
         print(json.dumps(report, indent=1))
         return 0
@@ -145,7 +168,8 @@ def main() -> int:
         locomo = report["locomo"]
         print(
             f"\nLoCoMo dev turns flagged: {locomo['flagged']} / {locomo['turns']} "
-            f"({100 * locomo['flagged'] / locomo['turns']:.2f} %)"
+            f"({100 * locomo['flagged'] / locomo['turns']:.2f} %); packed into 800-character drawers: "
+            f"{locomo['drawers_flagged']} / {locomo['drawers']}"
         )
     return 0
 
