@@ -68,12 +68,14 @@ def test_a_paraphrase_buried_in_a_benign_drawer_still_trips(paraphrase: object) 
 
 
 def test_some_paraphrases_dodge_every_marker_and_only_similarity_catches_them() -> None:
+    """Similarity still earns its place: some paraphrase trips it and no marker (issue 15 widened the
+    markers to the paraphrased override shapes, so fewer paraphrases dodge them than the four of issue 9)."""
     dodgers = [
         p
         for p in PARAPHRASES
         if {f.signal for f in detect(p.text, wing="w", room="r")} == {Signal.ATTACK_FIXTURE_SIMILARITY}
     ]
-    assert len(dodgers) >= 4
+    assert len(dodgers) >= 1
 
 
 @pytest.mark.parametrize("text", CLEAN)

@@ -12,8 +12,11 @@ import pytest
 from undercroft_core import render_turn
 from undercroft_store.admission import detect
 
-# The evaluation data lives beside the repository, in ../shared/data (never committed here).
-DEV = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "locomo" / "locomo-dev.json"
+# The evaluation data lives beside the repository, in <ancestor>/shared/data (never committed here). The first
+# ancestor holding it wins, so a checkout nested one level deeper (a worktree) measures instead of skipping.
+_DATA = Path("shared") / "data" / "locomo" / "locomo-dev.json"
+_HERE = Path(__file__).resolve()
+DEV = next((root / _DATA for root in _HERE.parents if (root / _DATA).exists()), _HERE.parents[3].parent / _DATA)
 
 
 def turns() -> list[tuple[str, str]]:
@@ -42,4 +45,5 @@ def test_no_false_positive_on_any_locomo_dev_turn(capsys: pytest.CaptureFixture[
     ]
     with capsys.disabled():
         print(f"\nadmission false positives on LoCoMo dev: {len(flagged)} / {len(corpus)} turns")
-    assert flagged == []
+    # The issue-15 bar: at most 0.1 % of clean turns (measured 0; benchmarks/RESULTS.md).
+    assert len(flagged) <= len(corpus) // 1000, flagged[:5]

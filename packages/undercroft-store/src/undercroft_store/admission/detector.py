@@ -14,6 +14,7 @@ from typing import Final
 from undercroft_core.errors import InvalidInput
 
 from undercroft_store.admission._internal.blobs import decodes_to_text
+from undercroft_store.admission._internal.context import is_mention, is_reported, quotations
 from undercroft_store.admission._internal.destination import name_anomalies
 from undercroft_store.admission._internal.patterns import (
     ENCODED_RUNS,
@@ -64,7 +65,8 @@ class _View:
         self.origin = origin
         self.present = frozenset(gate for gate in _GATES if gate in lowered)
 
-    def spans(self, markers: Iterable[Marker]) -> list[tuple[int, int]]:
+    def spans(self, markers: Iterable[Marker], *, addressed_only: bool = False) -> list[tuple[int, int]]:
+        """Stored-text spans of every match; with `addressed_only`, mentions and reported speech are dropped."""
         found = [
             (match.start(), match.end())
             for gates, pattern in markers
@@ -72,6 +74,13 @@ class _View:
             for match in pattern.finditer(self.text)
             if match.end() > match.start()
         ]
+        if addressed_only and found:
+            quoted = quotations(self.text)
+            found = [
+                (start, end)
+                for start, end in found
+                if not is_reported(self.text, start) and not is_mention(self.text, start, end, quoted)
+            ]
         origin = self.origin
         return found if origin is None else [(origin[start], origin[end - 1] + 1) for start, end in found]
 
@@ -82,9 +91,17 @@ def _views(text: str) -> list[_View]:
     return [_View(text)] if folded is None else [_View(text), _View(*folded)]
 
 
-def _marker_spans(views: list[_View], markers: tuple[Marker, ...]) -> list[tuple[int, int]]:
+#: Signals whose matches count only when addressed to the reader (docs/admission.md, "Mentions and
+#: reported speech"): an override phrase quoted or reported is talk about an attack. A tool call or a
+#: transfer command is operative wherever it sits, so those signals are never read this way.
+_ADDRESSED_ONLY: Final = frozenset({Signal.IMPERATIVE_INSTRUCTION})
+
+
+def _marker_spans(
+    views: list[_View], markers: tuple[Marker, ...], *, addressed_only: bool = False
+) -> list[tuple[int, int]]:
     """Character spans of every pattern match over every view."""
-    return [span for view in views for span in view.spans(markers)]
+    return [span for view in views for span in view.spans(markers, addressed_only=addressed_only)]
 
 
 def _encoded_spans(text: str) -> list[tuple[int, int]]:
@@ -134,7 +151,8 @@ def detect(content: str, *, wing: str, room: str, fixtures: FixtureIndex | None 
     found: list[Finding] = []
     views = _views(content)
     for signal, markers in MARKER_SIGNALS.items():
-        found += _findings(content, Subject.CONTENT, signal, _marker_spans(views, markers))
+        spans = _marker_spans(views, markers, addressed_only=signal in _ADDRESSED_ONLY)
+        found += _findings(content, Subject.CONTENT, signal, spans)
     found += _findings(content, Subject.CONTENT, Signal.ENCODED_BLOB, _encoded_spans(content))
     index = fixtures if fixtures is not None else default_fixture_index()
     hit = index.hit(content)

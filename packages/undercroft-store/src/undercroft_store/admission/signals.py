@@ -18,7 +18,9 @@ __all__ = ["SIGNAL_VOCAB", "SUBJECT_VOCAB", "Finding", "Signal", "Subject"]
 class Signal(StrEnum):
     """One code of the closed vocabulary. The values are the wire and at-rest spelling."""
 
-    #: "ignore previous instructions", system-prompt overrides, role-play jailbreaks, orders to an assistant.
+    #: "ignore previous instructions" and its paraphrases, prompt extraction, persistence orders (a safeguard
+    #: turned off "for future sessions"), system-prompt overrides, role-play jailbreaks, orders to an
+    #: assistant — addressed ones only: a framed short quotation or reported speech is a mention.
     IMPERATIVE_INSTRUCTION = "imperative-instruction"
     #: JSON function-call shapes, XML tool tags, MCP-style call blocks, chat-template tool tokens.
     TOOL_CALL_SYNTAX = "tool-call-syntax"
