@@ -240,3 +240,32 @@ def test_daemon_once_and_transcript_render(home: Path, tmp_path: Path) -> None:
     assert _ok(home, "daemon", "run", "--watch", str(watch.parent), "--once").startswith("sweep 1: created ")
     rendered = _ok(home, "transcript", "render", str(SESSION))
     assert rendered.startswith('User said, "Which AEAD should the vault use?"')
+
+
+# The documents' headline morphology examples, each a one-sentence drawer in ONE vault (issue 15, item 18):
+# (query, drawer). The German sentence carries one German function word ("im"), the Arabic one one Arabic
+# function word: neither can vote decisively, so they exercise the short-drawer lean and the Arabic script rule.
+HEADLINE_MORPHOLOGY = (
+    ("run", "She was running to the station in the rain."),
+    ("Kind", "Die Kinder spielen im Garten."),
+    ("libro", "I libri sono sul tavolo della cucina."),
+    ("бумага", "Все бумаги лежат на столе."),
+    ("كتب", "هذا الكتاب مكتوب بخط جميل."),
+)
+
+
+def test_each_drawer_is_read_in_its_own_language_with_nothing_declared(home: Path) -> None:
+    # Language was resolved once per search pool: one English drawer beside a German one and "Kind" no longer
+    # reached "Kinder"; "run" missed "running" unless --language en. Each drawer now says its own language.
+    for _query, sentence in HEADLINE_MORPHOLOGY:
+        _ok(home, "remember", sentence, "--wing", "languages", "--room", "examples")
+    for query, sentence in HEADLINE_MORPHOLOGY:
+        found = json.loads(_ok(home, "search", query, "--json"))
+        assert found["searched"] == len(HEADLINE_MORPHOLOGY)
+        top = found["hits"][0] if found["hits"] else None
+        assert top is not None and top["content"] == sentence, (query, found["hits"])
+        # through the morphological channel, not an exact hit or the embedder
+        assert top["lexical_exact"] == 0.0 and top["lexical_morph"] > 0.0, (query, top)
+    # a declaration still wins for every drawer: under Italian's table Kind/Kinder is no pair
+    declared = json.loads(_ok(home, "search", "Kind", "--json", "--language", "it"))
+    assert all(hit["lexical_morph"] == 0.0 for hit in declared["hits"])

@@ -82,6 +82,29 @@ def test_lexical_channels_exact_morph_and_typo() -> None:
     assert typo.exact.tolist() == [0.0, 0.0] and typo.morph[0] > 0
 
 
+def test_each_candidate_reads_the_query_under_its_own_language() -> None:
+    # One pool, two languages: the pool's joint vote is English, yet Kind must still reach Kinder in the German
+    # drawer (its own function words say German) and run reach running in the English ones.
+    bags = [
+        term_bag("Die Kinder spielen im Garten und der Hund schläft."),
+        term_bag("She was running to the station and the train was late."),
+        term_bag("The report was filed and the team has moved on to the next thing."),
+    ]
+    kind = score_lexical(LexicalQuery.parse("Kind"), bags)
+    assert kind.morph[0] > 0 and kind.total[1:].tolist() == [0.0, 0.0]
+    run = score_lexical(LexicalQuery.parse("run"), bags)
+    assert run.morph[1] > 0 and run.total[0] == 0.0
+    # a declaration applies to every drawer: under English's table Kind/Kinder is no pair
+    assert score_lexical(LexicalQuery.parse("Kind", "en"), bags).total[0] == 0.0
+
+
+def test_a_drawer_that_says_nothing_takes_the_request_language() -> None:
+    bags = [term_bag("Kinder"), term_bag("Der Hund und die Katze sind nicht im Haus, aber der Vogel ist da.")]
+    assert term_bag("Kinder").resolution().language is None
+    # the pool votes German, so the silent drawer is read under German too
+    assert score_lexical(LexicalQuery.parse("Kind"), bags).morph[0] > 0
+
+
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200))
 def test_ascii_fast_path_equals_the_language_tokenizer(text: str) -> None:
     assert term_list(text)[0] == terms(text)

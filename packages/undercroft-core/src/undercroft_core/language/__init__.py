@@ -26,6 +26,7 @@ from undercroft_core.language.resolution import (
     SCRIPT_LANGUAGES,
     LanguageResolution,
     ResolutionSource,
+    resolve_counts,
     resolve_language,
 )
 from undercroft_core.language.stop_words import content_words, function_words, stop_words, without_words
@@ -90,6 +91,7 @@ __all__ = [
     "parse_when",
     "reading_conventions",
     "require_language",
+    "resolve_counts",
     "resolve_date_order",
     "resolve_language",
     "same_lexeme",

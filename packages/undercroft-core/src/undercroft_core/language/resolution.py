@@ -1,16 +1,20 @@
 """Which language's table applies: declared, else settled by script, else voted by function words.
 
 Three sources, strongest first. A declaration on the request is a statement about the corpus
-and wins. A script used by one language apiece (Greek, Georgian, Hangul) settles it; Cyrillic
-and Devanagari get the majority language's table (Russian, Hindi), labelled approximate.
+and wins. A script used by one language apiece (Greek, Georgian, Hangul) settles it; Cyrillic,
+Devanagari and Arabic get the table of the one language among the nineteen written in them
+(Russian, Hindi, Arabic), labelled approximate because other languages share the script.
 Otherwise the drawer's own closed-class function words vote, decisively only: at least three
 hits and twice the runner-up, else nothing. Nothing is derived from the shape of a word.
+
+:func:`resolve_counts` is the same resolution over counts a caller already holds (a search
+cache's bag of terms); with ``lean=True`` a drawer too short for three hits may still lean.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -23,6 +27,7 @@ __all__ = [
     "SCRIPT_LANGUAGES",
     "LanguageResolution",
     "ResolutionSource",
+    "resolve_counts",
     "resolve_language",
 ]
 
@@ -35,6 +40,8 @@ SCRIPT_LANGUAGES: Final[dict[str, tuple[str, bool]]] = {
     "hangul": ("ko", False),
     "cyrillic": ("ru", True),
     "devanagari": ("hi", True),
+    # The only Arabic-script table; Persian and Urdu share the script, hence approximate.
+    "arabic": ("ar", True),
 }
 
 #: A function-word vote is decisive from this many hits (and twice the runner-up).
@@ -47,6 +54,9 @@ _VOTERS: Final[dict[str, tuple[str, ...]]] = {}
 for _code, _table in TABLES.items():
     for _word in _table.function_words:
         _VOTERS[_word] = (*_VOTERS.get(_word, ()), _code)
+
+
+_VOTER_WORDS: Final = frozenset(_VOTERS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +83,11 @@ class LanguageResolution:
         return None
 
 
-def _vote(counts: Counter[str]) -> Counter[str]:
+def _vote(counts: Mapping[str, int]) -> Counter[str]:
     # Each distinct function word credits its languages with its count.
     votes: Counter[str] = Counter()
-    for word in filter(_VOTERS.__contains__, counts):
+    # A set intersection (in C) finds the few function words among a drawer's distinct terms.
+    for word in _VOTER_WORDS.intersection(counts):
         for code in _VOTERS[word]:
             votes[code] += counts[word]
     return votes
@@ -92,17 +103,33 @@ def resolve_language(text_or_tokens: str | Iterable[Token], declared: str | None
         require_language(declared)
         return LanguageResolution(declared, "declared")
     if isinstance(text_or_tokens, str):
-        # The bulk path: counts without building a token each. Counting every script then
-        # dropping "number" keeps first-seen order, so most_common breaks ties the same way.
+        # The bulk path: counts without building a token each.
         words, scripts = term_counts(text_or_tokens)
-        for unlettered in scripts.keys() - _LETTERED:
-            del scripts[unlettered]
     else:
         tokens = list(text_or_tokens)
-        scripts = Counter(token.script for token in tokens if token.script in _LETTERED)
+        scripts = Counter(token.script for token in tokens)
         words = Counter(token.text for token in tokens)
-    if scripts:
-        dominant, _count = scripts.most_common(1)[0]
+    return resolve_counts(words, scripts)
+
+
+def resolve_counts(
+    words: Mapping[str, int], scripts: Mapping[str, int], declared: str | None = None, *, lean: bool = False
+) -> LanguageResolution:
+    """Resolve a language from term counts and tokens per script (as :func:`resolve_language` does).
+
+    Script keys that are not letters ("number") are ignored; ties between scripts go to the one
+    seen first, so pass them in first-seen order. With ``lean``, a vote short of three hits that
+    still has twice the runner-up resolves too, labelled ``approximate``: how search reads a
+    one-sentence drawer ("Die Kinder spielen im Garten." carries one German function word and
+    nothing else), never how a request is resolved.
+    """
+    if declared is not None:
+        require_language(declared)
+        return LanguageResolution(declared, "declared")
+    lettered = [(script, count) for script, count in scripts.items() if script in _LETTERED and count > 0]
+    if lettered:
+        # max keeps the first of equal counts, as Counter.most_common does.
+        dominant = lettered[0][0] if len(lettered) == 1 else max(lettered, key=lambda item: item[1])[0]
         settled = SCRIPT_LANGUAGES.get(dominant)
         if settled is not None:
             return LanguageResolution(settled[0], "script", approximate=settled[1])
@@ -111,6 +138,6 @@ def resolve_language(text_or_tokens: str | Iterable[Token], declared: str | None
     if ranked:
         leader, hits = ranked[0]
         runner_up = ranked[1][1] if len(ranked) > 1 else 0
-        if hits >= MIN_VOTES and hits >= 2 * runner_up:
-            return LanguageResolution(leader, "function_words", votes=ranked)
+        if hits >= 2 * runner_up and (hits >= MIN_VOTES or lean):
+            return LanguageResolution(leader, "function_words", approximate=hits < MIN_VOTES, votes=ranked)
     return LanguageResolution(None, "none", votes=ranked)

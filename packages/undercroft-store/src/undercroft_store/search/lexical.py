@@ -2,14 +2,19 @@
 
 The candidates are the hydrated, HMAC-verified drawers of one search, so the statistics (document count,
 document frequency, average length) are the pool's own: a sealed vault keeps no corpus-wide lexical index.
-Each query term forms one lexeme with its morphological relatives in the pool's vocabulary (the language
-layer's pairwise rules, under the language the query resolves to) and, when the term itself is absent from
-the pool, its typo neighbours. Within a lexeme the exact form counts fully and the other forms at
-:data:`MORPH_DISCOUNT` (:data:`TYPO_DISCOUNT` for a typo), so ``lexical = lexical_exact + lexical_morph``.
+Each query term forms one lexeme with its morphological relatives in the pool's vocabulary and, when the term
+itself is absent from the pool, its typo neighbours. A relative counts in a drawer only under that drawer's own
+language (the documents' order: declared on the request, else the script, else what the drawer says it is — its
+own function words, read once per verified drawer by `Lexicon`): "run" reaches "running" in an English drawer
+and "Kind" reaches "Kinder" in a German one in the same pool. A drawer that says nothing takes the request's
+language: the query's own, else the one the pool's best candidates vote for together. Within a lexeme the
+exact form counts fully and the other forms at :data:`MORPH_DISCOUNT` (:data:`TYPO_DISCOUNT` for a typo), so
+``lexical = lexical_exact + lexical_morph``.
 
-Query terms that are stop words of the language the query (or, failing that, the pool) resolves to are
-not scored — the language layer's own table decides (`undercroft_core.language.stop_words`), never a list
-kept here — unless the query holds nothing else. The candidates come from `Lexicon` (a RAM cache of
+Query terms that are stop words of the language the query (or, failing that, the pool) resolves to are not
+scored (one choice per query: a term is in BM25's sum for every candidate or for none) — the language layer's
+own table decides (`undercroft_core.language.stop_words`), never a list kept here — unless the query holds
+nothing else. The candidates come from `Lexicon` (a RAM cache of
 verified drawers' bags) and are scored as one set of numpy arrays.
 """
 
@@ -24,9 +29,11 @@ from typing import Final
 import numpy as np
 from numpy.typing import NDArray
 from undercroft_core.language import (
+    LANGUAGES,
     LanguageResolution,
     Token,
     content_words,
+    require_language,
     resolve_language,
     same_lexeme,
     script_of,
@@ -35,7 +42,7 @@ from undercroft_core.language import (
 )
 
 from undercroft_store.search._internal.term_bags import TermBag, term_list
-from undercroft_store.search.lexicon import LexicalPool, Lexicon
+from undercroft_store.search.lexicon import NO_LANGUAGE, LexicalPool, Lexicon
 
 __all__ = [
     "BM25_B",
@@ -59,6 +66,9 @@ TYPO_DISCOUNT: Final = 0.35
 
 
 _RESOLUTION_SAMPLE: Final = 16
+# The script each table is written in, by its index in LANGUAGES (the pool's per-row language codes).
+_TABLE_SCRIPTS: Final = tuple(require_language(code).script for code in LANGUAGES)
+_INDEX: Final = {code: index for index, code in enumerate(LANGUAGES)}
 
 
 @lru_cache(maxsize=1 << 18)
@@ -97,22 +107,38 @@ class LexicalScores:
     total: NDArray[np.float64]
     coverage: NDArray[np.float64]
     query_weight: float
-    #: The language the query's morphology and stop words were read under (the query's own, else the pool's).
+    #: The request-level language: the query's stop words were read under it (the query's own, else the
+    #: pool's), as was the morphology of candidates that say no language of their own.
     language: str | None = None
 
 
-def _relatives(
-    term: str, pool: LexicalPool, present: set[int], resolution: LanguageResolution
-) -> list[tuple[str, int]]:
-    """The pool's morphological relatives of ``term``: filed under one of its lexeme keys, then confirmed
-    pairwise under the language its script resolves to."""
-    language = resolution.language_for(script_of(term))
-    if language is None:
-        return []
+def _relatives(term: str, pool: LexicalPool, present: set[int], language: str) -> list[tuple[str, int]]:
+    """The pool's morphological relatives of ``term`` under ``language``: filed under one of its lexeme keys,
+    then confirmed pairwise."""
     lexicon = pool.lexicon
     own = lexicon.term_id(term)
     found = [(lexicon.terms[other], other) for other in lexicon.near(term) if other != own and other in present]
     return sorted(item for item in found if _relative(term, item[0], language))
+
+
+def _row_languages(script: str, pool: LexicalPool, fallback: LanguageResolution) -> NDArray[np.int16]:
+    """Per candidate, the index in `LANGUAGES` of the table a query term written in ``script`` is read under
+    there (`NO_LANGUAGE`: none, exact and typo matching only).
+
+    A drawer's own language applies where its table is written in ``script``; otherwise (a drawer that says
+    nothing, or a term in another script) ``fallback`` decides — which settles a script such as Greek or Arabic
+    by itself, and otherwise gives the request's language. A declared language arrives as ``fallback`` with
+    every row's own language set aside."""
+    other = fallback.language_for(script)
+    default = NO_LANGUAGE if other is None else _INDEX[other]
+    if fallback.source == "declared":
+        return np.full(pool.size, default, dtype=np.int16)
+    # lookup[code + 1]: code NO_LANGUAGE (-1) lands on slot 0
+    lookup = np.array(
+        [default, *(index if table == script else default for index, table in enumerate(_TABLE_SCRIPTS))],
+        dtype=np.int16,
+    )
+    return lookup[pool.languages + 1]
 
 
 def _edit_distance_within(first: str, second: str, budget: int) -> bool:
@@ -159,33 +185,48 @@ def _pool_resolution(pool: LexicalPool) -> LanguageResolution:
     return resolve_language(tokens)
 
 
-def _forms(term: str, pool: LexicalPool, present: set[int], resolution: LanguageResolution) -> list[tuple[int, float]]:
-    """The (term id, weight) forms one query term counts in this pool: itself, its relatives, its typos.
+#: One form of a query term's lexeme: (term id, weight, the `LANGUAGES` index of the rows it counts in, or
+#: None for every row).
+_Form = tuple[int, float, int | None]
+
+
+def _forms(term: str, pool: LexicalPool, present: set[int], languages: NDArray[np.int16]) -> list[_Form]:
+    """The forms one query term counts in this pool: itself, its relatives under each candidate language
+    (``languages``, per row: see `_row_languages`), its typos.
 
     ``present`` holds which of the query terms' own ids and candidate relatives occur in the pool."""
     lexicon = pool.lexicon
     own = lexicon.term_id(term)
     held = own is not None and own in present
-    forms: list[tuple[int, float]] = [(own, 1.0)] if held and own is not None else []
-    forms += [(other, MORPH_DISCOUNT) for _, other in _relatives(term, pool, present, resolution)]
+    forms: list[_Form] = [(own, 1.0, None)] if held and own is not None else []
+    for code in np.unique(languages).tolist():
+        if code != NO_LANGUAGE:
+            forms += [(other, MORPH_DISCOUNT, code) for _, other in _relatives(term, pool, present, LANGUAGES[code])]
     if not held:
         vocabulary = {lexicon.terms[other]: other for other in pool.present()}
-        forms += [(vocabulary[other], TYPO_DISCOUNT) for other in _typos(term, set(vocabulary))]
+        forms += [(vocabulary[other], TYPO_DISCOUNT, None) for other in _typos(term, set(vocabulary))]
     return forms
 
 
-def _frequencies(pool: LexicalPool, forms: list[tuple[int, float]]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Per candidate: the query form's own count, and the weighted count of every form of the lexeme."""
+def _frequencies(
+    pool: LexicalPool, forms: list[_Form], languages: NDArray[np.int16]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per candidate: the query form's own count, and the weighted count of every form of the lexeme (a
+    relative counted only in the rows whose language admits it)."""
     count = pool.size
     own = np.zeros(count, dtype=np.float64)
     weighted = np.zeros(count, dtype=np.float64)
-    for form, weight in forms:
+    for form, weight, language in forms:
         cells = np.flatnonzero(pool.ids == form)
         if len(cells) == 0:
             continue
         rows, counts = pool.owner[cells], pool.counts[cells]
-        weighted[rows] += weight * counts  # a bag holds each term once, so rows never repeat within a form
-        if weight == 1.0:
+        if language is not None:
+            admitted = languages[rows] == language
+            rows, counts = rows[admitted], counts[admitted]
+        # A bag holds each term once and each row has one language, so rows never repeat within a form.
+        weighted[rows] += weight * counts
+        if language is None and weight == 1.0:
             own[rows] = counts
     return own, weighted
 
@@ -205,7 +246,8 @@ def score_pool(query: LexicalQuery, pool: LexicalPool) -> LexicalScores:
     repeats = {term: query.terms.count(term) for term in distinct}
     resolution = query.resolution
     if resolution.language is None:
-        # A short query rarely votes decisively: the pool's own function words decide its table instead.
+        # A short query rarely votes decisively: the pool's own function words decide its stop words instead
+        # (and the table of any candidate that says no language of its own).
         resolution = _pool_resolution(pool)
     if resolution.language is not None:
         distinct = content_words(distinct, stop_words(resolution.language))
@@ -215,11 +257,16 @@ def score_pool(query: LexicalQuery, pool: LexicalPool) -> LexicalScores:
         wanted |= lexicon.near(term)
     present = set(pool.holding(sorted(wanted)))  # one pass over the pool's cells for every query term
     query_weight = 0.0
+    by_script: dict[str, NDArray[np.int16]] = {}
     for term in distinct:
-        forms = _forms(term, pool, present, resolution)
+        script = _script(term)
+        languages = by_script.get(script)
+        if languages is None:
+            languages = by_script[script] = _row_languages(script, pool, resolution)
+        forms = _forms(term, pool, present, languages)
         if not forms:
             continue
-        own, weighted = _frequencies(pool, forms)
+        own, weighted = _frequencies(pool, forms, languages)
         holding = int(np.count_nonzero(weighted))
         idf = math.log(1.0 + (count - holding + 0.5) / (holding + 0.5))
         factor = idf * (BM25_K1 + 1.0) * repeats[term]

@@ -1,7 +1,9 @@
 """The decrypt-once RAM cache of verified drawers' lexical bags, and the pool it gathers for one search.
 
 Each entry is filled from a drawer the store has just HMAC-verified and decrypted (`VaultStore.hydrate_many`):
-its term counts under the language layer's tokenizer, its length in terms, its letter scripts and its room.
+its term counts under the language layer's tokenizer, its length in terms, its letter scripts, its room and the
+language it reads as (its script, else its own function words: docs/languages.md). The language is derived
+from content, so like the bag it exists only here, in RAM, and goes with the entry when the drawer's tag moves.
 Entries are keyed by ``seq``. When `VaultStore.generation` moves (any committed write, by any connection) the
 cache diffs ``seq → tag`` (the HMAC tag covers id, meta and content) against the marks it was filled under and
 drops only the entries of vanished or changed drawers; past a quarter of the vault, or in a small vault, it is
@@ -22,15 +24,18 @@ from typing import Final, Protocol
 import numpy as np
 from numpy.typing import NDArray
 from undercroft_core.drawer import Drawer
-from undercroft_core.language import lexeme_keys, script_of
+from undercroft_core.language import LANGUAGES, lexeme_keys, script_of
 
 from undercroft_store.search._internal.row_marks import tag_marks, too_many
 from undercroft_store.search._internal.term_bags import TermBag, term_bag
 
-__all__ = ["FILL_BATCH", "BagSource", "LexicalEntry", "LexicalPool", "Lexicon"]
+__all__ = ["FILL_BATCH", "NO_LANGUAGE", "BagSource", "LexicalEntry", "LexicalPool", "Lexicon"]
 
 #: Drawers hydrated per batch when filling (and warming) the cache.
 FILL_BATCH: Final = 500
+#: A pool's code for "this drawer says no language" (else the index in `LANGUAGES`).
+NO_LANGUAGE: Final = -1
+_LANGUAGE_INDEX: Final = {code: index for index, code in enumerate(LANGUAGES)}
 # A cell packs (term id << 32 | count): counts stay below 2**32 (content is bounded at 16 MiB).
 _COUNT_BITS: Final = 32
 _COUNT_MASK: Final = (1 << _COUNT_BITS) - 1
@@ -56,12 +61,14 @@ class BagSource(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class LexicalEntry:
-    """One verified drawer's lexical bag: packed (term id, count) cells, length in terms, scripts, room."""
+    """One verified drawer's lexical bag: packed (term id, count) cells, length in terms, scripts, room, and
+    the language it reads as (None: it does not say)."""
 
     cells: bytes
     length: int
     scripts: frozenset[str]
     room: str
+    language: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +80,8 @@ class LexicalPool:
     ids: NDArray[np.int64]
     counts: NDArray[np.float64]
     lengths: NDArray[np.float64]
+    #: Per row, the index in `LANGUAGES` of the language the drawer reads as (`NO_LANGUAGE`: none).
+    languages: NDArray[np.int16]
 
     @property
     def size(self) -> int:
@@ -200,7 +209,7 @@ class Lexicon:
         ids = np.array([vocabulary[term] for term in bag.counts], dtype=np.int64)
         cells = (ids << _COUNT_BITS) | np.array(list(bag.counts.values()), dtype=np.int64)
         scripts = self._scripts.setdefault(bag.scripts, bag.scripts)
-        return LexicalEntry(np.sort(cells).tobytes(), bag.length, scripts, room)
+        return LexicalEntry(np.sort(cells).tobytes(), bag.length, scripts, room, bag.resolution().language)
 
     def add(self, seq: int, drawer: Drawer) -> LexicalEntry:
         """File the bag of ``drawer`` (which the caller has just read verified) under ``seq``."""
@@ -232,12 +241,18 @@ class Lexicon:
         sizes = np.fromiter((len(entry.cells) // 8 for entry in entries), dtype=np.intp, count=len(entries))
         owner = np.repeat(np.arange(len(entries), dtype=np.intp), sizes)
         lengths = np.fromiter((entry.length for entry in entries), dtype=np.float64, count=len(entries))
+        languages = np.fromiter(
+            (NO_LANGUAGE if entry.language is None else _LANGUAGE_INDEX[entry.language] for entry in entries),
+            dtype=np.int16,
+            count=len(entries),
+        )
         return LexicalPool(
             lexicon=self,
             owner=owner,
             ids=packed >> _COUNT_BITS,
             counts=(packed & _COUNT_MASK).astype(np.float64),
             lengths=lengths,
+            languages=languages,
         )
 
     @classmethod

@@ -1,4 +1,5 @@
-"""A drawer's bag of normalised terms and its letter scripts, with an exact fast path for ASCII text.
+"""A drawer's bag of normalised terms, its letter scripts and the language it reads as, with an exact fast
+path for ASCII text.
 
 The language layer's tokenizer is the definition; for text that is pure ASCII its output is exactly the
 runs of letters (case-folded) and the runs of digits, which one compiled regex finds ~15x faster. A
@@ -13,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Final
 
-from undercroft_core.language import tokenize
+from undercroft_core.language import LanguageResolution, resolve_counts, tokenize
 
 _ASCII_RUN: Final = re.compile(r"[a-z]+|[0-9]+")
 _LETTERED_SCRIPTS_EXCLUDED: Final = frozenset({"number"})
@@ -31,26 +32,40 @@ def _separators_only(text: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class TermBag:
-    """Term counts of one text, its length in terms and the letter scripts it is written in."""
+    """Term counts of one text, its length in terms, the letter scripts it is written in and, per letter
+    script, how many of its tokens (first-seen order: what language resolution reads)."""
 
     counts: Counter[str]
     length: int
     scripts: frozenset[str]
+    script_tokens: tuple[tuple[str, int], ...] = ()
+
+    def resolution(self) -> LanguageResolution:
+        """The language this text says it is: its script, else its function words — a one-sentence text may
+        lean (`undercroft_core.language.resolve_counts` with ``lean``; docs/languages.md)."""
+        return resolve_counts(self.counts, dict(self.script_tokens), lean=True)
+
+
+def _read(text: str) -> tuple[list[str], frozenset[str], tuple[tuple[str, int], ...]]:
+    plain = text if text.isascii() else _separators_only(text)
+    if plain is not None:
+        found = _ASCII_RUN.findall(plain.lower())
+        lettered = sum(term[0].isalpha() for term in found)
+        return found, frozenset({"latin"}) if lettered else frozenset(), (("latin", lettered),) if lettered else ()
+    tokens = tokenize(text)
+    per_script = Counter(token.script for token in tokens)
+    for unlettered in _LETTERED_SCRIPTS_EXCLUDED & per_script.keys():
+        del per_script[unlettered]
+    return [token.text for token in tokens], frozenset(per_script), tuple(per_script.items())
 
 
 def term_list(text: str) -> tuple[list[str], frozenset[str]]:
     """The text's normalised terms in order and its letter scripts (numbers are not a letter script)."""
-    plain = text if text.isascii() else _separators_only(text)
-    if plain is not None:
-        found = _ASCII_RUN.findall(plain.lower())
-        lettered = any(term[0].isalpha() for term in found)
-        return found, frozenset({"latin"}) if lettered else frozenset()
-    tokens = tokenize(text)
-    scripts = frozenset(token.script for token in tokens) - _LETTERED_SCRIPTS_EXCLUDED
-    return [token.text for token in tokens], scripts
+    found, scripts, _ = _read(text)
+    return found, scripts
 
 
 def term_bag(text: str) -> TermBag:
     """Count the terms of ``text``."""
-    found, scripts = term_list(text)
-    return TermBag(Counter(found), len(found), scripts)
+    found, scripts, script_tokens = _read(text)
+    return TermBag(Counter(found), len(found), scripts, script_tokens)
