@@ -8,6 +8,7 @@ with the vault untouched.
 from __future__ import annotations
 
 import io
+import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -107,3 +108,30 @@ def test_words_around_zero_width_characters_are_kept_verbatim(run: Cli) -> None:
     code, out, _ = run("remember", "zero\u200bwidth joiner")
     assert code == 0
     assert "zero\u200bwidth joiner" in run("drawer", "get", out.split()[1])[1]
+
+
+@pytest.mark.parametrize(
+    ("given", "stored"), [("2024-01", "2024-01-01"), ("2024", "2024-01-01"), ("2024-01-15", "2024-01-15")]
+)
+def test_the_documented_date_precisions_are_kg_dates_on_both_surfaces(
+    run: Cli, mcp: McpDispatcher, given: str, stored: str
+) -> None:
+    # The documents' own Scenario A line: "alice works_at acme since 2024-01".
+    reply = mcp.call(
+        "undercroft_kg_add", {"subject": "alice", "predicate": "works_at", "object": "acme", "valid_from": given}
+    )
+    assert not reply.is_error, reply.text
+    code, out, err = run(
+        "kg", "add", "bob", "works_at", "acme", "--valid-from", given, "--valid-to", "2030-06", "--json"
+    )
+    assert code == 0, err
+    fact = json.loads(out)
+    assert fact["valid_from"].startswith(stored) and fact["valid_to"].startswith("2030-06-01")
+    before = mcp.call("undercroft_kg_query", {"entity": "acme", "as_of": "2023-12"})
+    after = mcp.call("undercroft_kg_query", {"entity": "acme", "as_of": "2024-02"})
+    assert "alice" not in before.text and "alice" in after.text and "bob" in after.text
+
+
+def test_a_month_that_does_not_exist_is_refused(run: Cli) -> None:
+    code, _, err = run("kg", "add", "a", "b", "c", "--valid-from", "2024-13")
+    assert code == 1 and "is not an ISO date (YYYY, YYYY-MM or YYYY-MM-DD) or timestamp" in err
