@@ -106,3 +106,30 @@ def test_an_existing_regular_file_is_replaced_not_chmodded(run: Cli, tmp_path: P
     assert stat.S_IMODE(target.stat().st_mode) == 0o600 and "GraphQL" in target.read_text()
     assert stat.S_IMODE(other.stat().st_mode) == 0o644 and other.read_text() == "old\n"
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]  # no reservation left behind
+
+
+class _FullDisk:
+    """``os`` as private_file sees it, except that fsync fails as on a full disk (fault injection)."""
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(os, name)
+
+    @staticmethod
+    def fsync(descriptor: int) -> None:
+        raise OSError(28, "No space left on device")
+
+
+def test_an_export_whose_write_fails_records_no_egress_and_leaves_no_file(
+    run: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from undercroft_cli._internal import private_file
+
+    run("remember", "Alice chose GraphQL.", "--wing", "work")
+    egress = _egress(tmp_path)
+    target = tmp_path / "export.jsonl"
+    with monkeypatch.context() as fault:
+        fault.setattr(private_file, "os", _FullDisk())
+        code, _, err = run("export", "--out", str(target))
+    assert code == 1 and "No space left on device" in err and not target.exists()
+    assert _egress(tmp_path) == egress  # the bytes never landed, so the chain does not say they left
+    assert run("export", "--out", str(target))[0] == 0 and _egress(tmp_path) == [*egress, "egress/export"]

@@ -93,7 +93,10 @@ def export_command(vault: str, out: str | None, recipient: str | None, sign_key:
             )
             document = sign_bundle_manifest(claims, signer) if signer else unsigned_bundle_manifest(claims)
             data = seal_bundle(to, frame_sealed(document, jsonl))
-        # The record goes on the chain before a byte leaves: an export that cannot be audited does not happen.
+        if output is not None:
+            output.stage(data)  # a write that fails (a full disk) fails here, before anything is recorded
+        # The record goes on the chain before a byte leaves: an export that cannot be audited does not happen
+        # (a staged file is removed again when the record fails).
         note = record_export(
             store, surface=ADDED_BY, recipient=to.encode() if to else None, counts=counts, digest=digest
         )
@@ -101,7 +104,7 @@ def export_command(vault: str, out: str | None, recipient: str | None, sign_key:
             sys.stdout.buffer.write(data)
             sys.stdout.buffer.flush()
         else:
-            output.write(data)
+            output.commit()
     if signer is not None:
         signer.wipe()
     if note is not None:

@@ -92,14 +92,31 @@ class PrivateOutput:
 
     def write(self, data: bytes) -> None:
         """Fill the reserved file with ``data``, close it and (for an existing path) rename it into place."""
+        self.stage(data)
+        self.commit()
+
+    def stage(self, data: bytes) -> None:
+        """Write ``data`` into the reserved file and fsync it, without handing it over yet.
+
+        Until :meth:`commit`, leaving the block removes the file again: an export stages its bytes, appends
+        its egress record, then commits, so a write that fails records nothing and a record that fails
+        leaves no file.
+        """
         descriptor = self._take()
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        if self._replaces and self._created is not None:
+
+    def commit(self) -> None:
+        """Hand the staged file over: rename it over an existing path; it is the operator's file now."""
+        if self._descriptor is not None:
+            raise ValueError(f"{self.path}: nothing staged")
+        if self._created is None:
+            raise ValueError(f"{self.path}: already committed or discarded")
+        if self._replaces:
             os.replace(self._created, self.path)  # replaces the directory entry; never follows a link
-        self._created = None  # written: it is the operator's file now
+        self._created = None
 
     def _take(self) -> int:
         if self._descriptor is None:
