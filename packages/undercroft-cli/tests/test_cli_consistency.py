@@ -135,3 +135,19 @@ def test_the_documented_date_precisions_are_kg_dates_on_both_surfaces(
 def test_a_month_that_does_not_exist_is_refused(run: Cli) -> None:
     code, _, err = run("kg", "add", "a", "b", "c", "--valid-from", "2024-13")
     assert code == 1 and "is not an ISO date (YYYY, YYYY-MM or YYYY-MM-DD) or timestamp" in err
+
+
+def test_a_zero_width_supersession_is_refused_like_a_blank_one(run: Cli, home: Path) -> None:
+    from undercroft_store.errors import InvalidSurfaceInput
+    from undercroft_store.supersession import supersede_drawer
+
+    drawer = run("remember", "The first decision.")[1].split()[1]
+    before = _rows(home)
+    with (
+        Palace.from_env({"UNDERCROFT_HOME": str(home)}) as palace,
+        palace.open_vault("default", HashEmbedder()) as store,
+    ):
+        for blank in ("  ", "\u200b\u2060"):
+            with pytest.raises(InvalidSurfaceInput, match="must not be empty"):
+                supersede_drawer(store, drawer, blank, added_by="t")
+    assert _rows(home) == before
