@@ -138,7 +138,7 @@ def test_a_month_that_does_not_exist_is_refused(run: Cli) -> None:
 
 
 def test_a_zero_width_supersession_is_refused_like_a_blank_one(run: Cli, home: Path) -> None:
-    from undercroft_store.errors import InvalidSurfaceInput
+    from undercroft_store.kg.errors import InvalidSurfaceInput
     from undercroft_store.supersession import supersede_drawer
 
     drawer = run("remember", "The first decision.")[1].split()[1]
