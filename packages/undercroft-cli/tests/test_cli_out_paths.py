@@ -70,7 +70,7 @@ def test_export_refuses_a_special_out_and_records_no_egress(run: Cli, tmp_path: 
     specials = _specials(tmp_path)
     before, egress = _modes(specials), _egress(tmp_path)
     path, reason = specials[kind]
-    code, out, err = run("export", "--out", str(path))
+    code, _, err = run("export", "--out", str(path))
     assert code == 1 and reason in err and "Traceback" not in err
     assert _modes(specials) == before
     assert _egress(tmp_path) == egress  # nothing left the vault, so the chain does not say it did
