@@ -7,17 +7,12 @@ with the vault untouched.
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import sqlite3
 from collections.abc import Callable, Iterator
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
-from undercroft_cli._internal.exit_codes import run_cli
-from undercroft_cli.main import cli
 from undercroft_cli.mcp import McpDispatcher, ToolSession
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace
@@ -28,24 +23,13 @@ INVISIBLE = ["\u200b", "\u200b\u200c\u200d\u2060", "\ufeff\u200b", " \u200b \n\u
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in [n for n in os.environ if n.startswith("UNDERCROFT_")]:
-        monkeypatch.delenv(name)
-    palace = tmp_path / "palace"
-    monkeypatch.setenv("UNDERCROFT_HOME", str(palace))
-    return palace
+def home(fresh_home: Path) -> Path:
+    return fresh_home
 
 
 @pytest.fixture
-def run(home: Path) -> Cli:
-    def invoke(*args: str) -> tuple[int, str, str]:
-        out, err = io.StringIO(), io.StringIO()
-        with redirect_stdout(out), redirect_stderr(err):
-            code = run_cli(cli, list(args))
-        return code, out.getvalue(), err.getvalue()
-
-    assert invoke("init")[0] == 0
-    return invoke
+def run(cli_run: Cli) -> Cli:
+    return cli_run
 
 
 @pytest.fixture

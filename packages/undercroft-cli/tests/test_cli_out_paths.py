@@ -8,35 +8,20 @@ left alone); a new path is created 0600.
 
 from __future__ import annotations
 
-import io
 import os
 import sqlite3
 import stat
 from collections.abc import Callable
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
-from undercroft_cli._internal.exit_codes import run_cli
-from undercroft_cli.main import cli
 
 Cli = Callable[..., tuple[int, str, str]]
 
 
 @pytest.fixture
-def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Cli:
-    for name in [n for n in os.environ if n.startswith("UNDERCROFT_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("UNDERCROFT_HOME", str(tmp_path / "palace"))
-
-    def invoke(*args: str) -> tuple[int, str, str]:
-        out, err = io.StringIO(), io.StringIO()
-        with redirect_stdout(out), redirect_stderr(err):
-            code = run_cli(cli, list(args))
-        return code, out.getvalue(), err.getvalue()
-
-    assert invoke("init")[0] == 0
-    return invoke
+def run(cli_run: Cli) -> Cli:
+    return cli_run
 
 
 def _egress(tmp_path: Path) -> list[str]:
