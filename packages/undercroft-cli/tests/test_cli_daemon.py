@@ -65,3 +65,21 @@ def test_bad_arguments_exit_1(
     capsys.readouterr()
     code = run_cli(cli, ["daemon", "run", *(a.format(missing=tmp_path / "missing") for a in args)])
     assert code == 1 and expected in capsys.readouterr().err
+
+
+def test_the_daemon_and_the_hook_file_into_one_wing_so_no_message_twice(
+    watch: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shlex
+
+    from undercroft_cli.hooks_command import claude_code_settings
+
+    assert run_cli(cli, ["daemon", "run", "--watch", str(watch), "--once"]) == 0  # no --wing: the default
+    hooks = claude_code_settings(projects=str(watch), vault="default")["hooks"]
+    command = hooks["Stop"][0]["hooks"][0]["command"]  # type: ignore[index]
+    argv = shlex.split(command.removesuffix(" >/dev/null"))[1:]  # the hook's own sweep, as it would run
+    capsys.readouterr()
+    assert run_cli(cli, argv) == 0
+    assert "created 0," in capsys.readouterr().out  # every message was already filed, by the daemon
+    assert run_cli(cli, ["drawer", "list", "--json", "--limit", "1000"]) == 0
+    assert {d["wing"] for d in json.loads(capsys.readouterr().out)} == {"claude-code"}

@@ -195,3 +195,18 @@ def test_a_tampered_record_is_reported_as_an_integrity_verdict(
         db.execute("UPDATE drawers SET content = CAST(x'00' || substr(content, 2) AS BLOB)")
     reply = mcp.call("undercroft_get_drawer", {"drawer_id": drawer_id})
     assert reply.is_error and reply.text.startswith("integrity: ")
+
+
+def test_search_takes_the_clis_date_window_parameters(mcp: McpDispatcher) -> None:
+    _saved_id(
+        mcp.call("undercroft_save", {"content": "We chose GraphQL on 2023-10-03.", "wing": "work", "room": "api"})
+    )
+    _saved_id(
+        mcp.call("undercroft_save", {"content": "We chose GraphQL again on 2024-02-07.", "wing": "work", "room": "api"})
+    )
+    read = _ok(mcp.call("undercroft_search", {"query": "GraphQL on 2023-10-03", "when_from_query": True}))
+    assert read.splitlines()[1] == "(date window 2023-10-03 read from the query)"
+    declared = _ok(mcp.call("undercroft_search", {"query": "GraphQL", "when": "2024-02"}))
+    assert "(date window 2024-02" in declared and "again on 2024-02-07" in declared and "2023-10-03." not in declared
+    refused = mcp.call("undercroft_search", {"query": "GraphQL", "when": "the twelfth of never"})
+    assert refused.is_error and refused.text.startswith("error: ")

@@ -224,3 +224,29 @@ def test_progress_is_silent_off_a_terminal_and_draws_on_one(capsys: pytest.Captu
     with progress(10, "mining", enabled=True) as bar:
         bar.update(10)
     assert "mining" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "[" * 100000,  # the decoder itself dies of recursion on it
+        "[" * 990 + "]" * 990,  # decodes in a bare interpreter, not under the CLI's stack
+        '{"a": ' * 150 + "1" + "}" * 150,  # decodes fine, nests past the bound
+        json.dumps({"type": "user", "x": [[[[[[[[[[]]]]]]]]]]}) + "\n" + "[" * 50000 + "\n",  # a JSONL line
+    ],
+)
+def test_a_deeply_nested_transcript_is_skipped_and_the_rest_are_filed(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str
+) -> None:
+    root = tmp_path / "convos"
+    root.mkdir()
+    shutil.copy(SESSION, root / "session.jsonl")
+    (root / "deep.json").write_text(body)
+    for command in ("mine", "sweep"):
+        argv = [command, str(root), *(["--mode", "convos"] if command == "mine" else [])]
+        code, out, err = _run(capsys, *argv)
+        assert code == 0 and "Traceback" not in err, (command, err)
+        assert "skipped: deep.json: malformed transcript" in out and "nested deeper than 100 levels" in out
+        assert "created 0" not in out, command  # the good transcript was filed
+    code, _, err = _run(capsys, "transcript", "render", str(root / "deep.json"))
+    assert code == 1 and "nested deeper than 100 levels" in err and "Traceback" not in err

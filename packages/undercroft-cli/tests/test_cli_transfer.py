@@ -66,7 +66,9 @@ def test_round_trip_is_lossless_and_idempotent(
     assert code == 0 and "exported 2 drawer(s), 1 fact(s), 2 entit(ies), 1 tunnel(s)" in out
     assert stat.S_IMODE(export.stat().st_mode) == 0o600
     lines = export.read_bytes().splitlines()
-    manifest = json.loads(lines[0])
+    first = json.loads(lines[0])
+    assert list(first) == ["undercroft_manifest"]  # the documents read undercroft_manifest.counts.drawers
+    manifest = first["undercroft_manifest"]
     assert manifest["format"] == "undercroft.export.v1"
     assert manifest["counts"] == {"drawers": 2, "kg_entities": 2, "kg_facts": 1, "tunnels": 1}
     assert manifest["embedder"] == "undercroft-hash-v3@384"
@@ -105,7 +107,7 @@ def test_export_to_stdout_and_the_egress_record(
     assert _run(capsys, "remember", "one memory")[0] == 0
     height = int(str(_stats(capsys)["chain_records"]))
     code, out, err = _run(capsys, "export")
-    assert code == 0 and json.loads(out.splitlines()[0])["counts"]["drawers"] == 1
+    assert code == 0 and json.loads(out.splitlines()[0])["undercroft_manifest"]["counts"]["drawers"] == 1
     assert "exported 1 drawer(s)" in err  # the summary stays off stdout, which is the JSONL
     if EGRESS_LANDED:
         assert int(str(_stats(capsys)["chain_records"])) == height + 1
@@ -242,3 +244,20 @@ def test_bad_input_exits_1_with_a_precise_message(
     code, _, err = _run(capsys, *(a.format(tmp=tmp_path) for a in args))
     assert code == 1, err
     assert expected in err
+
+
+def test_an_older_flat_manifest_line_still_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _home(monkeypatch, tmp_path / "a")
+    _populate(tmp_path, capsys)
+    export = tmp_path / "a.jsonl"
+    assert _run(capsys, "export", "--out", str(export))[0] == 0
+    first, *rest = export.read_bytes().splitlines()
+    flat = tmp_path / "flat.jsonl"
+    flat.write_bytes(b"\n".join([json.dumps(json.loads(first)["undercroft_manifest"]).encode(), *rest]) + b"\n")
+    _home(monkeypatch, tmp_path / "b")
+    assert _run(capsys, "init")[0] == 0
+    code, out, err = _run(capsys, "import", str(flat), "--json")
+    assert code == 0, err
+    assert json.loads(out)["created"] == 2

@@ -134,3 +134,22 @@ def test_a_backup_from_before_a_rotation_restores(palace: Palace) -> None:
     assert restore_backup(palace, "default", info.backup_id, HashEmbedder()).ok
     with palace.open_vault("default", HashEmbedder()) as store:
         assert store._context.manifest.generation == 1 and store.get(first).content == "x"
+
+
+def test_backups_are_named_vault_dash_stamp_and_older_bare_stamps_still_read(palace: Palace, home: Path) -> None:
+    _remember(palace, "kept", name="default")
+    clock = Clock()
+    old = create_backup(palace, "default", HashEmbedder(), clock=clock)
+    assert old.backup_id == "default-20260501T090001000000Z" and old.path.name == old.backup_id  # the runbook's name
+    bare = old.path.with_name("20260501T090001000000Z")  # how a snapshot was named before
+    old.path.rename(bare)
+    clock.now += timedelta(seconds=5)
+    new = create_backup(palace, "default", HashEmbedder(), clock=clock)
+    listed = list_backups(palace, "default")
+    assert [b.backup_id for b in listed] == [new.backup_id, old.backup_id]  # newest first across both namings
+    assert listed[1].path == bare
+    for name in (old.backup_id, bare.name):  # the older snapshot restores by either name
+        assert restore_backup(palace, "default", name, HashEmbedder()).ok
+    for _ in range(KEEP):
+        create_backup(palace, "default", HashEmbedder(), clock=clock)
+    assert not bare.exists() and len(list_backups(palace, "default")) == KEEP  # pruned in stamp order

@@ -6,7 +6,7 @@ import json
 
 import click
 from undercroft_store import DEFAULT_VAULT
-from undercroft_store.backup import create_backup, list_backups, restore_backup
+from undercroft_store.backup import backup_vault, create_backup, list_backups, restore_backup
 
 from undercroft_cli._internal.composition import open_palace, pick_embedder
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
@@ -47,10 +47,13 @@ def backup_list(vault: str, as_json: bool) -> int:
 
 @backup_group.command("restore")
 @click.argument("backup_id")
-@click.option("--vault", default=DEFAULT_VAULT, show_default=True)
+@click.option("--vault", default=None, help="Vault to replace (default: the one BACKUP_ID names, else default).")
 @click.option("--force", is_flag=True, help="Restore even while another process holds the vault open.")
-def backup_restore(backup_id: str, vault: str, force: bool) -> int:
-    """Replace VAULT with snapshot BACKUP_ID (verified first; refused while in use unless --force)."""
+def backup_restore(backup_id: str, vault: str | None, force: bool) -> int:
+    """Replace a vault with snapshot BACKUP_ID (``<vault>-<stamp>``; verified first; refused while in use
+    unless --force). An older bare ``<stamp>`` id restores into --vault (default: default)."""
+    if vault is None:
+        vault = backup_vault(backup_id) or DEFAULT_VAULT
     with open_palace() as palace:
         report = restore_backup(palace, vault, backup_id, pick_embedder(), force=force)
     click.echo(f"restored vault {vault!r} from backup {backup_id}")

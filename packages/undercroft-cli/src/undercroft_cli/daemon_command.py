@@ -12,6 +12,7 @@ from undercroft_store import DEFAULT_VAULT
 from undercroft_cli._internal.exit_codes import EXIT_OK
 from undercroft_cli._internal.i18n import message
 from undercroft_cli.mine_command import run_sweep
+from undercroft_cli.mining.rooms import CLAUDE_CODE_WING
 
 __all__ = ["DEFAULT_INTERVAL", "daemon_group", "run_daemon"]
 
@@ -77,8 +78,13 @@ def daemon_group() -> None:
 )
 @click.option("--once", is_flag=True, help="Sweep once and exit (for scripts and tests).")
 @click.option("--vault", default=DEFAULT_VAULT, show_default=True, help="Vault to file into.")
-@click.option("--wing", default=None, help="Wing to file into (default as for sweep).")
-def daemon_run(watch: str, interval: float, once: bool, vault: str, wing: str | None) -> int:
+@click.option(
+    "--wing",
+    default=CLAUDE_CODE_WING,
+    show_default=True,
+    help="Wing to file into (the hooks claude-code default, so the two never file a message twice).",
+)
+def daemon_run(watch: str, interval: float, once: bool, vault: str, wing: str) -> int:
     """Sweep --watch now, then every --interval seconds, until interrupted (Ctrl-C exits 0).
 
     Each pass is an ordinary idempotent sweep: only messages not yet filed are written.

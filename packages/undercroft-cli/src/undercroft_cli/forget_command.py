@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -13,7 +11,7 @@ from undercroft_vault import SigningIdentity, parse_signing_identity
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
-from undercroft_cli._internal.private_file import PrivateOutput
+from undercroft_cli._internal.private_file import reserve_output
 
 __all__ = ["forget_command", "load_signer", "reserve_output", "verify_forgetting_command"]
 
@@ -45,16 +43,6 @@ def forget_command(ids: tuple[str, ...], vault: str, reason: str, sign: Path | N
             output.write((document + "\n").encode("ascii"))
             click.echo(f"forgot {len(receipt.ids)} drawer(s); receipt written to {out}")
     return EXIT_OK
-
-
-@contextmanager
-def reserve_output(path: Path | None) -> Iterator[PrivateOutput | None]:
-    """The 0600, symlink-refusing ``--out`` file opened now (None without ``--out``); removed if unwritten."""
-    if path is None:
-        yield None
-        return
-    with PrivateOutput(path) as output:
-        yield output
 
 
 @click.command("verify-forgetting")

@@ -9,6 +9,7 @@ import click
 from undercroft_store import DEFAULT_VAULT
 
 from undercroft_cli._internal.exit_codes import EXIT_OK
+from undercroft_cli.mining.rooms import CLAUDE_CODE_WING
 
 __all__ = ["HOOK_EVENTS", "claude_code_settings", "hooks_group"]
 
@@ -17,7 +18,7 @@ HOOK_EVENTS: tuple[str, ...] = ("Stop", "PreCompact")
 
 
 def claude_code_settings(
-    *, program: str = "undercroft", projects: str = "~/.claude/projects", wing: str = "claude-code", vault: str
+    *, program: str = "undercroft", projects: str = "~/.claude/projects", wing: str = CLAUDE_CODE_WING, vault: str
 ) -> dict[str, object]:
     """The ``hooks`` settings object: each event runs one idempotent, quiet sweep of the projects directory."""
     parts = [program, "sweep", projects, "--wing", wing]
@@ -36,7 +37,7 @@ def hooks_group() -> None:
 
 @hooks_group.command("claude-code")
 @click.option("--vault", default=DEFAULT_VAULT, show_default=True, help="Vault the sweep files into.")
-@click.option("--wing", default="claude-code", show_default=True, help="Wing the sweep files into.")
+@click.option("--wing", default=CLAUDE_CODE_WING, show_default=True, help="Wing the sweep files into.")
 @click.option("--projects", default="~/.claude/projects", show_default=True, help="Directory the sweep reads.")
 @click.option("--program", default="undercroft", show_default=True, help="How the hook invokes undercroft.")
 def claude_code(vault: str, wing: str, projects: str, program: str) -> int:

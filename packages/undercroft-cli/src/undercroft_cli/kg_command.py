@@ -45,8 +45,8 @@ def kg_group() -> None:
 @click.argument("predicate")
 @click.argument("obj", metavar="OBJECT")
 @_VAULT
-@click.option("--valid-from", default=None, help="ISO date or timestamp the fact became true.")
-@click.option("--valid-to", default=None, help="ISO date or timestamp it stopped being true.")
+@click.option("--valid-from", default=None, help="When the fact became true: YYYY, YYYY-MM, YYYY-MM-DD or a timestamp.")
+@click.option("--valid-to", default=None, help="When it stopped being true (same precisions).")
 @click.option("--source", "source_drawer", default=None, help="Drawer id the fact cites (its receipt).")
 @click.option("--span", default=None, help="START:END character span of the cited drawer.")
 @click.option("--extractor", default=None, help="Which model or person claimed the fact.")

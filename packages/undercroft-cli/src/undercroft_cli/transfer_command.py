@@ -20,7 +20,7 @@ from undercroft_store import DEFAULT_VAULT
 
 from undercroft_cli._internal.exit_codes import EXIT_OK
 from undercroft_cli._internal.i18n import message
-from undercroft_cli._internal.private_file import write_private
+from undercroft_cli._internal.private_file import reserve_output, write_private
 
 __all__ = ["ADDED_BY", "bundle_group", "export_command", "import_command", "write_private"]
 
@@ -75,7 +75,9 @@ def export_command(vault: str, out: str | None, recipient: str | None, sign_key:
         raise click.BadParameter("a sealed bundle is binary: give --out FILE", param_hint="--out")
     to = parse_recipient(_read_text_arg(recipient, "--to")) if recipient is not None else None
     signer = parse_signing_identity(_read_text_arg(sign_key, "--sign")) if sign_key is not None else None
-    with open_store(vault) as store:
+    # Reserve --out before the egress record: a path that cannot take the bytes (a FIFO, a device, a
+    # symlink, a missing directory) refuses the run while the chain still says nothing left the vault.
+    with reserve_output(Path(out).expanduser() if out is not None else None) as output, open_store(vault) as store:
         jsonl, counts = collect_export(store)
         digest = hashlib.sha256(jsonl).hexdigest()
         if to is None:
@@ -91,15 +93,18 @@ def export_command(vault: str, out: str | None, recipient: str | None, sign_key:
             )
             document = sign_bundle_manifest(claims, signer) if signer else unsigned_bundle_manifest(claims)
             data = seal_bundle(to, frame_sealed(document, jsonl))
-        # The record goes on the chain before a byte leaves: an export that cannot be audited does not happen.
+        if output is not None:
+            output.stage(data)  # a write that fails (a full disk) fails here, before anything is recorded
+        # The record goes on the chain before a byte leaves: an export that cannot be audited does not happen
+        # (a staged file is removed again when the record fails).
         note = record_export(
             store, surface=ADDED_BY, recipient=to.encode() if to else None, counts=counts, digest=digest
         )
-        if out is None:
+        if output is None:
             sys.stdout.buffer.write(data)
             sys.stdout.buffer.flush()
         else:
-            write_private(Path(out).expanduser(), data)
+            output.commit()
     if signer is not None:
         signer.wipe()
     if note is not None:

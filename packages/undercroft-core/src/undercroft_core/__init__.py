@@ -54,7 +54,7 @@ from undercroft_core.ids import (
 )
 from undercroft_core.maxsim import maxsim, maxsim_many
 from undercroft_core.names import InvalidName, validate_name
-from undercroft_core.normalisation import NORMALIZE_VERSION, SUPPORTED_NORMALIZE_VERSIONS, normalise
+from undercroft_core.normalisation import NORMALIZE_VERSION, SUPPORTED_NORMALIZE_VERSIONS, is_blank, normalise
 from undercroft_core.quantisation import QuantisedVectors, dequantise_int8, pack_int8, quantise_int8, unpack_int8
 from undercroft_core.vocabulary import (
     KIND_VOCAB,
@@ -117,6 +117,7 @@ __all__ = [
     "chunk",
     "cosine",
     "dequantise_int8",
+    "is_blank",
     "is_drawer_id",
     "maxsim",
     "maxsim_many",

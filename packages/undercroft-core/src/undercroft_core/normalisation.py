@@ -9,10 +9,11 @@ is a tokeniser's business: the stored words are the code points the writer sent)
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from undercroft_core.errors import InvalidInput
 
-__all__ = ["NORMALIZE_VERSION", "SUPPORTED_NORMALIZE_VERSIONS", "normalise"]
+__all__ = ["NORMALIZE_VERSION", "SUPPORTED_NORMALIZE_VERSIONS", "is_blank", "normalise"]
 
 #: The version of :func:`normalise` this build applies; recorded on every drawer as ``normalize_version``.
 NORMALIZE_VERSION = 1
@@ -44,3 +45,22 @@ def normalise(text: object) -> str:
     while text.startswith(_BYTE_ORDER_MARK):
         text = text[1:].lstrip()
     return text.rstrip()
+
+
+# Invisible characters that are not category Cf: the combining grapheme joiner, the Hangul and Khmer
+# fillers and inherent vowels, the Mongolian variation selectors and the variation selectors.
+_INVISIBLE = frozenset(
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0"
+    + "".join(chr(c) for c in range(0xFE00, 0xFE10))
+    + "".join(chr(c) for c in range(0xE0100, 0xE01F0))
+)
+
+
+def is_blank(text: str) -> bool:
+    """True when ``text`` holds no visible character: only whitespace and invisible code points.
+
+    Invisible means a format character (category Cf: zero-width space and joiners, word joiner, byte-order
+    mark, bidi controls, soft hyphen, tags) or a filler/variation selector. A save of ``"\u200b\u200d"`` is
+    as empty as a save of ``"   "``, so every surface refuses both with the same rule.
+    """
+    return all(ch.isspace() or ch in _INVISIBLE or unicodedata.category(ch) == "Cf" for ch in text)

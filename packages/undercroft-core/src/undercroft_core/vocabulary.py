@@ -6,6 +6,8 @@ leak: unknown values are rejected, never coerced (the labeling doctrine's rule 1
 
 from __future__ import annotations
 
+import re
+
 from undercroft_core.errors import InvalidInput
 
 __all__ = [
@@ -13,6 +15,8 @@ __all__ = [
     "QUARANTINE_WING",
     "TRUST_ORDER",
     "TRUST_VOCAB",
+    "names_quarantine_wing",
+    "reserved_wing_refusal",
     "validate_kind",
     "validate_trust",
 ]
@@ -38,6 +42,22 @@ TRUST_ORDER: dict[str, int] = {name: rank for rank, name in enumerate(TRUST_VOCA
 
 #: The reserved wing flagged writes are diverted into; excluded from every content read unless named.
 QUARANTINE_WING = "quarantine-pending"
+
+# Case and separators do not make another wing: ``Quarantine_Pending`` reads as the review queue to a human
+# and to an agent, so every surface treats every such spelling as the reserved name (one rule, here).
+_SEPARATORS = re.compile(r"[\s_\-.]+")
+_FENCED = _SEPARATORS.sub("-", QUARANTINE_WING)
+
+
+def names_quarantine_wing(value: str) -> bool:
+    """True when ``value`` is the quarantine wing's name in any case or separator spelling."""
+    return _SEPARATORS.sub("-", value.strip().casefold()) == _FENCED
+
+
+def reserved_wing_refusal(wing: str) -> str:
+    """The one sentence every surface refuses a write into ``wing`` (a spelling of the quarantine wing) with."""
+    spelled = "" if wing == QUARANTINE_WING else f" ({wing!r} is a spelling of it)"
+    return f"the {QUARANTINE_WING!r} wing is reserved{spelled}; only a diverted write lands there"
 
 
 def validate_kind(kind: object) -> str:

@@ -1,6 +1,6 @@
 """Verified vault snapshots: create (SQLite online backup API, consistent while the vault is open), list, restore.
 
-Layout: ``<home>/backups/<vault>/<YYYYMMDDTHHMMSSffffffZ>/`` holding ``vault.db`` (a rollback-journal copy,
+Layout: ``<home>/backups/<vault>/<vault>-<YYYYMMDDTHHMMSSffffffZ>/`` holding ``vault.db`` (a rollback-journal copy,
 so it opens read-only anywhere), ``vault.json`` (the vault's manifest re-anchored at the snapshot's own
 chain head, MAC'd under the vault's current keys) and ``backup.json`` (informational counts). Directories
 0700, files 0600. A snapshot is verified after it is written — every verify leg, on the copy itself — and
@@ -14,12 +14,17 @@ directory fsync): a crash in between leaves an older manifest beside the current
 writable open heals as "anchor behind" — never an older database beside a current manifest, which alarms as
 a rollback. Nothing is read from ``backups/`` after the copy, so a file swapped there mid-restore is never
 installed unverified.
+
+A backup's id is its directory name, ``<vault>-<stamp>`` as the incident runbook names it (``backup list``,
+``backup restore <vault>-<stamp>``). Snapshots made before that were named ``<stamp>`` alone: they are still
+listed (under the ``<vault>-<stamp>`` id), restored by either name, and pruned in stamp order with the rest.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 from collections.abc import Callable
@@ -38,7 +43,15 @@ from undercroft_store.errors import BackupMismatch, BackupNotFound, BackupRefuse
 from undercroft_store.palace import Palace
 from undercroft_store.verify import VerifyReport, verify_vault
 
-__all__ = ["BACKUPS_DIR", "KEEP", "BackupInfo", "create_backup", "list_backups", "restore_backup"]
+__all__ = [
+    "BACKUPS_DIR",
+    "KEEP",
+    "BackupInfo",
+    "backup_vault",
+    "create_backup",
+    "list_backups",
+    "restore_backup",
+]
 
 #: The directory under the palace home holding every vault's snapshots.
 BACKUPS_DIR: Final = "backups"
@@ -48,6 +61,8 @@ _MANIFEST: Final = "vault.json"
 _INFO: Final = "backup.json"
 #: Inside the vault's directory, so the verified copy is renamed (same filesystem) and no other user can reach it.
 _STAGING: Final = ".restoring"
+# The stamp a snapshot's name ends with (a -N suffix separates two inside one microsecond).
+_STAMP: Final = re.compile(r"(\d{8}T\d{12}Z)(?:-(\d+))?$")
 
 
 @dataclass(frozen=True)
@@ -90,12 +105,44 @@ def _verify_copy(directory: Path, name: str, palace: Palace, embedder: Embedder)
         wipe_quietly(context)
 
 
-def _snapshot_id(clock: Callable[[], datetime], root: Path) -> str:
-    stamp = clock().strftime("%Y%m%dT%H%M%S%fZ")
+def _snapshot_id(clock: Callable[[], datetime], root: Path, name: str) -> str:
+    stamp = f"{name}-{clock().strftime('%Y%m%dT%H%M%S%fZ')}"
     candidate, suffix = stamp, 1
     while (root / candidate).exists():  # two snapshots inside one microsecond
         candidate, suffix = f"{stamp}-{suffix}", suffix + 1
     return candidate
+
+
+def _stamp_of(directory_name: str, name: str) -> str | None:
+    """The ``<stamp>[-N]`` a snapshot directory of vault ``name`` is named by (either naming), else None."""
+    bare = directory_name.removeprefix(f"{name}-")
+    return bare if _STAMP.fullmatch(bare) else None
+
+
+def _order(directory_name: str, name: str) -> tuple[str, int]:
+    stamp = _stamp_of(directory_name, name)
+    match = _STAMP.fullmatch(stamp) if stamp is not None else None
+    if match is None:
+        return ("", 0)
+    return (match.group(1), int(match.group(2) or 0))
+
+
+def backup_vault(backup_id: str) -> str | None:
+    """The vault a ``<vault>-<stamp>`` backup id names, or None for a bare (older) ``<stamp>`` id."""
+    match = re.fullmatch(r"(.+)-(\d{8}T\d{12}Z(?:-\d+)?)", backup_id)
+    return match.group(1) if match is not None else None
+
+
+def _snapshot_dir(root: Path, name: str, backup_id: str) -> Path:
+    """The directory of ``backup_id``: its own name first, then the other naming of the same stamp."""
+    candidates = [backup_id]
+    stamp = _stamp_of(backup_id, name)
+    if stamp is not None:
+        candidates += [stamp, f"{name}-{stamp}"]
+    for candidate in candidates:
+        if (root / candidate / DB_FILE).is_file():
+            return root / candidate
+    return root / backup_id
 
 
 def create_backup(
@@ -107,7 +154,7 @@ def create_backup(
         context = store._context
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
         (palace.home / BACKUPS_DIR).chmod(0o700)
-        backup_id = _snapshot_id(clock, root)
+        backup_id = _snapshot_id(clock, root, name)
         directory = root / backup_id
         directory.mkdir(mode=0o700)
         try:
@@ -154,13 +201,14 @@ def list_backups(palace: Palace, name: str) -> list[BackupInfo]:
     if not root.is_dir():
         return []
     found: list[BackupInfo] = []
-    for directory in sorted(root.iterdir(), reverse=True):
+    for directory in sorted(root.iterdir(), key=lambda d: _order(d.name, name), reverse=True):
+        stamp = _stamp_of(directory.name, name)
         try:
             data = json.loads((directory / _INFO).read_text(encoding="utf-8"))
             found.append(
                 BackupInfo(
                     name,
-                    directory.name,
+                    f"{name}-{stamp}" if stamp is not None else directory.name,
                     directory,
                     str(data["created_at"]),
                     int(data["drawers"]),
@@ -191,7 +239,9 @@ def restore_backup(
     mid-restore either changes the copy (which then fails verify) or changes nothing that is installed.
     """
     root = _root(palace, name)
-    directory = root / backup_id
+    if os.sep in backup_id or backup_id in ("", ".", ".."):
+        raise BackupNotFound(f"no backup {backup_id!r} of vault {name!r} under {root}")
+    directory = _snapshot_dir(root, name, backup_id)
     if os.sep in backup_id or backup_id in ("", ".", "..") or not (directory / DB_FILE).is_file():
         raise BackupNotFound(f"no backup {backup_id!r} of vault {name!r} under {root}")
     if palace.read_only:

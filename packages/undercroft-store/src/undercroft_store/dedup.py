@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from undercroft_core.chunking import chunk
 from undercroft_core.drawer import Drawer, Occurrence
-from undercroft_core.normalisation import normalise
-from undercroft_core.vocabulary import QUARANTINE_WING
+from undercroft_core.normalisation import is_blank, normalise
+from undercroft_core.vocabulary import QUARANTINE_WING, names_quarantine_wing, reserved_wing_refusal
 from undercroft_vault import fingerprint
 
 from undercroft_store._internal.read_door import InternalRead, silent
@@ -169,9 +169,10 @@ def check_duplicate(
 ) -> DuplicateCheck:
     """Is `text` already stored? Exact by keyed fingerprint; with `threshold`, also by embedding cosine."""
     context = readable(store._context)
-    pieces = chunk(normalise(text)) if isinstance(text, str) else ()
+    normalised = normalise(text) if isinstance(text, str) else ""
+    pieces = () if is_blank(normalised) else chunk(normalised)
     if not pieces:
-        raise InvalidSurfaceInput("nothing to check: the text is empty or whitespace")
+        raise InvalidSurfaceInput("nothing to check: the text is empty or whitespace (invisible characters count)")
     prints = [fingerprint(context.keys, piece.text.encode("utf-8")) for piece in pieces]
     sql = "SELECT id, wing, room FROM drawers WHERE fingerprint = ? AND wing != ? ORDER BY seq"
     for print_ in prints:
@@ -201,8 +202,8 @@ def save_with_dedup(
     limit = _check_threshold(threshold)
     context = store._context
     check_writable(context)
-    if wing == QUARANTINE_WING:
-        raise InvalidSurfaceInput(f"the {QUARANTINE_WING!r} wing is reserved; only a diverted write lands there")
+    if isinstance(wing, str) and names_quarantine_wing(wing):
+        raise InvalidSurfaceInput(reserved_wing_refusal(wing))
     pieces = chunk(normalise(text)) if isinstance(text, str) else ()
     if len(pieces) != 1:
         raise InvalidSurfaceInput(

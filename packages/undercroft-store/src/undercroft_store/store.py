@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from undercroft_core.chunking import chunk
 from undercroft_core.drawer import Drawer
 from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id, validate_drawer_id
-from undercroft_core.normalisation import normalise
+from undercroft_core.normalisation import is_blank, normalise
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_vault import Domain, IntegrityFailure
 
@@ -173,9 +173,10 @@ class VaultStore:
         context = self._live()
         if context.read_only:
             return write_drawers(context, [], screening=Screen())  # raises ReadOnlyStore
-        pieces = chunk(normalise(text))
-        if not pieces:
-            raise NothingToRemember("nothing to remember: the text is empty or whitespace")
+        normalised = normalise(text)
+        if is_blank(normalised):  # zero-width characters are no more a memory than spaces are
+            raise NothingToRemember("nothing to remember: the text is empty or whitespace (invisible characters count)")
+        pieces = chunk(normalised)
         first = self.allocate_append_indices(len(pieces))
         filed_at = context.now()
         drawers = [

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from undercroft_core.drawer import Drawer
 from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id
+from undercroft_core.normalisation import is_blank
 from undercroft_vault import AuditRow, compute_tag, constant_time_equal
 
 from undercroft_store._internal.context import VaultContext
@@ -67,7 +68,7 @@ def supersede_drawer(store: VaultStore, old_id: str, text: str, *, added_by: str
     """
     with silent(store, InternalRead.WRITE_DECISION):
         old = store.get(old_id)
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str) or is_blank(text):  # the one rule: zero-width characters are empty too
         raise InvalidSurfaceInput("the superseding text must not be empty")
     context = store._context
     index = store.allocate_append_indices(1)

@@ -24,7 +24,7 @@ from undercroft_core.drawer import Drawer
 from undercroft_core.errors import InvalidInput
 from undercroft_core.ids import validate_drawer_id
 from undercroft_core.quantisation import QuantisedVectors
-from undercroft_core.vocabulary import QUARANTINE_WING, validate_kind
+from undercroft_core.vocabulary import QUARANTINE_WING, names_quarantine_wing, reserved_wing_refusal, validate_kind
 from undercroft_obs import names
 from undercroft_vault import Anchor, AuditRow, Domain, chain_step, compute_tag, write_manifest
 
@@ -299,10 +299,8 @@ def write_drawers(
             raise InvalidDrawer(f"write {position}: drawer id {drawer.id} appears twice in one batch")
         seen.add(drawer.id)
         diverted = isinstance(screening, Bypass) and screening.reason in _QUARANTINE_PATHS
-        if drawer.wing == QUARANTINE_WING and not diverted:
-            raise InvalidDrawer(
-                f"write {position}: the {QUARANTINE_WING!r} wing is reserved; only a diverted write lands there"
-            )
+        if names_quarantine_wing(drawer.wing) and not (diverted and drawer.wing == QUARANTINE_WING):
+            raise InvalidDrawer(f"write {position}: {reserved_wing_refusal(drawer.wing)}")
     if not batch:
         return []
     batch, diversion, slots = _screen(context, batch, screening)

@@ -1,6 +1,8 @@
 """The export file: a leading manifest line, then one JSON object per drawer, fact and tunnel (lossless, decrypted).
 
-Line 1 ``{"format": "undercroft.export.v1", "vault", "level", "embedder", "exported_at", "counts"}``; then
+Line 1 ``{"undercroft_manifest": {"format": "undercroft.export.v1", "vault", "level", "embedder", "exported_at",
+"counts": {"drawers", …}}}`` (the documents' ``undercroft_manifest.counts.drawers``; the flat manifest line of
+older exports, the same keys at the top level, is still read); then
 ``{"type": "drawer", "drawer": {...every stored field...}, "embedding": {"scale", "codes"} | null}``,
 ``{"type": "kg_entity", ...}``, ``{"type": "kg_fact", "fact": {...}}``, ``{"type": "tunnel", "tunnel": {...}}``.
 A sealed export wraps the same bytes with its manifest document: ``MAGIC ‖ u32(len(document)) ‖ document ‖
@@ -23,18 +25,23 @@ from undercroft_cli.errors import Error
 
 __all__ = [
     "EXPORT_FORMAT",
+    "MANIFEST_KEY",
     "SEALED_MAGIC",
     "ExportFile",
     "InvalidExport",
     "drawer_from_record",
     "drawer_record",
+    "export_manifest",
     "frame_sealed",
+    "manifest_line",
     "parse_export",
     "unframe_sealed",
 ]
 
 #: The first line's ``format`` value.
 EXPORT_FORMAT = "undercroft.export.v1"
+#: The key the first line nests its manifest under.
+MANIFEST_KEY = "undercroft_manifest"
 #: The first bytes of a sealed export's plaintext (inside the bundle).
 SEALED_MAGIC = b"UNDERCROFT-EXPORT-SEALED-1\n"
 _RECORD_TYPES = ("drawer", "kg_entity", "kg_fact", "tunnel")
@@ -105,13 +112,25 @@ def _lines(data: bytes, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
         yield number, value
 
 
+def manifest_line(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The export's first line: ``manifest`` nested under :data:`MANIFEST_KEY`."""
+    return {MANIFEST_KEY: manifest}
+
+
+def export_manifest(line: dict[str, Any]) -> dict[str, Any]:
+    """The manifest a first line carries: nested under :data:`MANIFEST_KEY`, or flat (older exports)."""
+    nested = line.get(MANIFEST_KEY)
+    return nested if isinstance(nested, dict) else line
+
+
 def parse_export(data: bytes, name: str) -> ExportFile:
     """Parse an export's bytes; ``InvalidExport`` names the line of the first problem."""
     lines = _lines(data, name)
     first = next(lines, None)
     if first is None:
         raise InvalidExport(f"{name}: empty file: not an undercroft export")
-    number, manifest = first
+    number, line = first
+    manifest = export_manifest(line)
     if manifest.get("format") != EXPORT_FORMAT:
         raise InvalidExport(
             f"{name}: line {number}: not an undercroft export (expected format {EXPORT_FORMAT!r}, "

@@ -27,6 +27,7 @@ from undercroft_cli._internal.transfer_format import (
     InvalidExport,
     drawer_from_record,
     drawer_record,
+    manifest_line,
     parse_export,
     unframe_sealed,
 )
@@ -76,7 +77,7 @@ def collect_export(store: VaultStore) -> tuple[bytes, dict[str, int]]:
         "counts": counts,
     }
     rest = b"".join(_line(item) for item in [*entities, *facts, *tunnels])
-    return _line(manifest) + b"".join(body) + rest, counts
+    return _line(manifest_line(manifest)) + b"".join(body) + rest, counts
 
 
 @dataclass

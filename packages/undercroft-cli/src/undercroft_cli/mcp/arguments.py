@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import date, datetime
 
+from undercroft_core.normalisation import is_blank
+
 from undercroft_cli.mcp.errors import InvalidArgument
 
 __all__ = ["Arguments"]
@@ -40,8 +42,8 @@ class Arguments:
             return default
         if not isinstance(value, str):
             raise self._fail(key, f"must be a string, got {type(value).__name__}")
-        if required and not value.strip():
-            raise self._fail(key, "must not be empty")
+        if required and is_blank(value):  # the store's rule: zero-width characters are as empty as spaces
+            raise self._fail(key, "must not be empty (whitespace or invisible characters only)")
         return value
 
     def required_text(self, key: str) -> str:

@@ -11,11 +11,10 @@ reading as well as for ruling.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 
 from undercroft_core.ids import validate_drawer_id
-from undercroft_core.vocabulary import QUARANTINE_WING
+from undercroft_core.vocabulary import QUARANTINE_WING, names_quarantine_wing
 from undercroft_store import VaultStore
 from undercroft_store.read_audit import InternalRead, silent
 
@@ -24,19 +23,11 @@ from undercroft_cli.mcp.inventory import READ
 
 __all__ = ["check_quarantine_fence", "check_read_only", "is_id_argument", "names_quarantine_wing"]
 
-_SEPARATORS = re.compile(r"[\s_\-.]+")
-_FENCED = _SEPARATORS.sub("-", QUARANTINE_WING)
-
 
 def check_read_only(tool: str, *, read_only: bool) -> None:
     """Refuse every tool not on the READ list when the server is read-only (fails closed on unknown names)."""
     if read_only and tool not in READ:
         raise ToolRefused(f"server is read-only: {tool} is not allowed")
-
-
-def names_quarantine_wing(value: str) -> bool:
-    """True when ``value`` is the quarantine wing's name, in any case or separator spelling."""
-    return _SEPARATORS.sub("-", value.strip().casefold()) == _FENCED
 
 
 def is_id_argument(key: str) -> bool:

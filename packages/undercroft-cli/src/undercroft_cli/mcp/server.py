@@ -16,7 +16,7 @@ import errno
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import anyio
 from mcp.server.lowlevel import Server
@@ -33,6 +33,7 @@ from undercroft_config import Error as DeclarationError
 from undercroft_core.errors import IntegrityError, UndercroftError
 
 from undercroft_cli import __version__
+from undercroft_cli._internal.mcp_stdin import ScreenedLines, claimed_stdin
 from undercroft_cli.mcp.errors import UnknownTool
 from undercroft_cli.mcp.fences import check_quarantine_fence, check_read_only
 from undercroft_cli.mcp.inventory import PENDING, entry
@@ -153,7 +154,11 @@ def serve_stdio(dispatcher: McpDispatcher) -> None:
     server = build_server(dispatcher)
 
     async def run() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        # The SDK's reader drops a line it cannot parse without a reply; ours answers it (-32700 / -32600).
+        with claimed_stdin() as wire:
+            lines = ScreenedLines(wire)
+            async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
+                lines.answer_on(write_stream)
+                await server.run(read_stream, write_stream, server.create_initialization_options())
 
     anyio.run(run)

@@ -36,6 +36,7 @@ from undercroft_cli.mining.plan import (
 )
 from undercroft_cli.mining.rooms import (
     AI_TOOL_WING,
+    CLAUDE_CODE_WING,
     DEFAULT_ROOM,
     DOCUMENT_ROOM,
     SWEEP_ROOM,
@@ -45,6 +46,7 @@ from undercroft_cli.mining.rooms import (
 
 __all__ = [
     "AI_TOOL_WING",
+    "CLAUDE_CODE_WING",
     "DEFAULT_MAX_FILE_BYTES",
     "DEFAULT_ROOM",
     "DOCUMENT_ROOM",

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from undercroft_cli.mining._internal.shapes import JsonLine, load_json, load_jsonl
+from undercroft_cli.mining._internal.shapes import JsonLine, decode_json, load_json, load_jsonl
 from undercroft_cli.mining.errors import AmbiguousFormat, MalformedTranscript, UnrecognisedFormat
 from undercroft_cli.mining.formats import JSON_FORMATS, JSONL_FORMATS, plain_text
 from undercroft_cli.mining.messages import Transcript, TranscriptFormat
@@ -62,11 +62,11 @@ def _shape(text: str, path: str) -> _Shape:
     if text.lstrip()[:1] not in ("{", "["):
         return _Shape(text=text)
     try:
-        return _Shape(document=json.loads(text), is_document=True)
+        return _Shape(document=decode_json(text, path, "line 1"), is_document=True)
     except json.JSONDecodeError:
         pass
     try:
-        first = json.loads(_first_line(text))
+        first = decode_json(_first_line(text), path, "line 1")
     except json.JSONDecodeError:
         first = None
     if isinstance(first, dict):

@@ -25,6 +25,7 @@ from undercroft_core import InvalidInput, validate_name
 
 __all__ = [
     "AI_TOOL_WING",
+    "CLAUDE_CODE_WING",
     "DEFAULT_ROOM",
     "DOCUMENT_ROOM",
     "SWEEP_ROOM",
@@ -38,6 +39,10 @@ __all__ = [
 
 #: Wing of transcripts found in an AI tool's own storage (MemPalace's name for it).
 AI_TOOL_WING = "wing_api"
+#: The wing Claude Code's auto-save files into: the default of both ``hooks claude-code`` and ``daemon run``.
+#: One constant, because a message's drawer id depends on its wing: a hook and a daemon that disagreed here
+#: filed every message twice.
+CLAUDE_CODE_WING = "claude-code"
 #: Room of every mined document.
 DOCUMENT_ROOM = "general"
 #: Room of a conversation that matches no topic.

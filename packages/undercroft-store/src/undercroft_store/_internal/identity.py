@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 from undercroft_core.embedder import EmbedderIdentity
 from undercroft_core.hash_embedder import HASH_EMBEDDER_NAME
 
@@ -38,8 +36,7 @@ def check_identity(context: VaultContext) -> None:
     if _is_hash(recorded) and context.embedder.identity.name.startswith(_HASH_FAMILY):
         if context.read_only:
             message = f"embedder upgrade {recorded} -> {offered} pending (read-only: serving the old vectors)"
-            warnings.warn(message, RuntimeWarning, stacklevel=4)
-            context.unhealed.append(message)
+            context.unhealed.append(message)  # the open's notice channel, never a raw Python warning
             return
         count = _migrate(context)
         context.healed.append(f"re-embedded {count} drawer(s) from {recorded} to {offered}")

@@ -100,7 +100,10 @@ def _connect(db_path: Path, read_only: bool, unhealed: list[str]) -> sqlite3.Con
         return connect_writable(db_path)
     opened = connect_read_only(db_path)
     if opened.immutable:
-        unhealed.append("opened with immutable=1 on a write-protected directory")
+        unhealed.append(
+            "opened with immutable=1 on a write-protected directory: correct on a frozen snapshot, wrong if "
+            "anything is still writing to it"
+        )
     return opened.connection
 
 

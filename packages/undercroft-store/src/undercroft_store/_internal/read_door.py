@@ -20,7 +20,6 @@ import functools
 import inspect
 import json
 import threading
-import warnings
 import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -101,14 +100,15 @@ def context_for(handle: object) -> VaultContext:
 
 
 def open_door(context: VaultContext, env: Mapping[str, str] | None = None) -> bool:
-    """Resolve ``UNDERCROFT_READ_AUDIT`` for this handle (garbage refuses); warn when read-only cannot append."""
+    """Resolve ``UNDERCROFT_READ_AUDIT`` for this handle (garbage refuses); note it when read-only cannot append."""
     wanted = str(settings.read_audit(env)) == "chain"
     if wanted and context.read_only:
         message = (
             f"vault {context.vault_id!r} is open read-only: UNDERCROFT_READ_AUDIT=chain cannot append, "
             "reads are served unaudited"
         )
-        warnings.warn(message, RuntimeWarning, stacklevel=3)
+        # Reported once, through the open's own notice channel (stats, verify, serve-mcp and undercroft_status
+        # print ``unhealed``), never as a Python warning: that reached the CLI's stderr raw, with a source line.
         context.unhealed.append(message)
     audited = wanted and not context.read_only
     key = id(context)

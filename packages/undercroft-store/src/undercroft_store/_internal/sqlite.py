@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import warnings
 from pathlib import Path
 from urllib.parse import quote
 
@@ -52,12 +51,7 @@ def connect_read_only(path: Path) -> ReadOnlyOpen:
     except sqlite3.OperationalError:
         if os.access(path.parent, os.W_OK):
             raise
-    warnings.warn(
-        f"{path.parent} is write-protected: opening {path.name} with immutable=1 — correct on a frozen "
-        "snapshot, wrong if anything is still writing to it",
-        RuntimeWarning,
-        stacklevel=3,
-    )
+    # The open notes this in ``unhealed`` (opening.py), which every surface prints; no raw Python warning.
     connection = sqlite3.connect(
         _uri(path, mode="ro", immutable="1"), uri=True, isolation_level=None, check_same_thread=False
     )

@@ -11,6 +11,7 @@ source fingerprint, authority tier, supersession links — and the tag is
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -146,15 +147,29 @@ def check_choice(value: object, allowed: tuple[str, ...], what: str) -> str:
     return value
 
 
+# A year or a year and month: the coarse precisions ``fromisoformat`` refuses.
+_COARSE_DATE: Final = re.compile(r"(\d{4})(?:-(\d{2}))?")
+
+
 def normalise_instant(value: object, what: str) -> str:
-    """An ISO date or timestamp as ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` (a bare date is midnight UTC)."""
+    """An ISO date or timestamp as ``YYYY-MM-DDTHH:MM:SS.ffffffZ``.
+
+    Every precision the documents write is accepted: ``YYYY`` and ``YYYY-MM`` (their first instant, so
+    "alice works_at acme since 2024-01" opens on 2024-01-01), ``YYYY-MM-DD`` (midnight UTC) and a timestamp.
+    """
     if isinstance(value, datetime):
         moment = value
     elif isinstance(value, str):
+        coarse = _COARSE_DATE.fullmatch(value.strip())
         try:
-            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            if coarse is not None:
+                moment = datetime(int(coarse.group(1)), int(coarse.group(2) or 1), 1, tzinfo=UTC)
+            else:
+                moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         except ValueError:
-            raise InvalidFact(f"{what} {value!r} is not an ISO date (YYYY-MM-DD) or timestamp") from None
+            raise InvalidFact(
+                f"{what} {value!r} is not an ISO date (YYYY, YYYY-MM or YYYY-MM-DD) or timestamp"
+            ) from None
     else:
         raise InvalidFact(f"{what} must be an ISO date string, got {type(value).__name__}")
     if moment.tzinfo is None:

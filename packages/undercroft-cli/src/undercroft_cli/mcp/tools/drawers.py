@@ -18,7 +18,7 @@ from dataclasses import replace
 from undercroft_core import KIND_VOCAB
 from undercroft_core.drawer import Drawer
 from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id
-from undercroft_core.normalisation import normalise
+from undercroft_core.normalisation import is_blank, normalise
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import DrawerWrite, Screen, WriteResult
 from undercroft_store.errors import DrawerNotFound, InvalidDrawer
@@ -151,8 +151,10 @@ def _superseding(args: Arguments) -> str | None:
 
 def _content(args: Arguments) -> str:
     content = normalise(args.required_text("content"))
-    if not content.strip():
-        raise InvalidArgument(f"{args.tool}: argument 'content' is empty after normalisation")
+    if is_blank(content):
+        raise InvalidArgument(
+            f"{args.tool}: argument 'content' is empty after normalisation (whitespace and invisible characters only)"
+        )
     return content
 
 
@@ -185,8 +187,10 @@ def _update_drawer(session: ToolSession, args: Arguments) -> str:
     if content is None:
         return f"unchanged: {current.id} (no new content given)"
     content = normalise(content)
-    if not content.strip():
-        raise InvalidArgument(f"{args.tool}: argument 'content' is empty after normalisation")
+    if is_blank(content):
+        raise InvalidArgument(
+            f"{args.tool}: argument 'content' is empty after normalisation (whitespace and invisible characters only)"
+        )
     updated = replace(current, content=content, updated_at=session.now(), occurrences=(), time_mentions=(), entities=())
     [result] = session.store.write([DrawerWrite(updated)], screening=Screen())
     return describe_write(result, wing=current.wing, room=current.room)

@@ -125,7 +125,7 @@ def _lookup_canonical(session: ToolSession, args: Arguments) -> str:
     return json.dumps(fact.to_dict(), indent=2, ensure_ascii=False)
 
 
-_AS_OF = string("ISO date or instant: only facts true then")
+_AS_OF = string("YYYY, YYYY-MM, YYYY-MM-DD or an ISO instant: only facts true then")
 
 GRAPH_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
@@ -135,8 +135,8 @@ GRAPH_TOOLS: tuple[ToolSpec, ...] = (
             "subject": string("entity"),
             "predicate": string("relation, e.g. works_at"),
             "object": string("value or entity"),
-            "valid_from": string("ISO date the fact starts"),
-            "valid_to": string("ISO date the fact ends"),
+            "valid_from": string("when the fact starts: YYYY, YYYY-MM, YYYY-MM-DD or an ISO instant"),
+            "valid_to": string("when it ends (exclusive): YYYY, YYYY-MM, YYYY-MM-DD or an ISO instant"),
             "source_drawer_id": string("drawer whose words state the fact"),
         },
         _kg_add,

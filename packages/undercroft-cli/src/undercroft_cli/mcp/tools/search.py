@@ -14,7 +14,7 @@ from undercroft_store.search import SearchHit, SearchRequest, SearchResult
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.errors import InvalidArgument
-from undercroft_cli.mcp.tools.base import ToolSession, ToolSpec, integer, memory_block, string
+from undercroft_cli.mcp.tools.base import ToolSession, ToolSpec, boolean, integer, memory_block, string
 
 __all__ = ["SEARCH_NOTICE", "SEARCH_TOOLS", "render_search_hit", "render_search_result"]
 
@@ -86,6 +86,8 @@ def _search(session: ToolSession, args: Arguments) -> str:
         min_trust=_choice(args, "min_trust", tuple(TRUST_VOCAB)),
         ranked_at=args.instant("ranked_at"),
         room_cap=args.integer("room_cap", default=None, low=1, high=100),
+        when=args.text("when"),
+        when_from_query=args.flag("when_from_query"),
         as_of=args.day("as_of"),
         conventions=reading_conventions(
             _choice(args, "language", tuple(LANGUAGES)),
@@ -111,6 +113,8 @@ SEARCH_TOOLS: tuple[ToolSpec, ...] = (
             "offset": integer("rank to continue from (the previous page's footer gives it)"),
             "ranked_at": string("RFC 3339 instant from a previous page's footer, so pages slice one ranking"),
             "room_cap": integer("soft cap on hits from any one room"),
+            "when": string("date window: YYYY[-MM[-DD]], A..B, or an expression like 'last week'"),
+            "when_from_query": boolean("read the date window out of the query (e.g. 'what did we decide in May')"),
             "as_of": string("reference date (YYYY-MM-DD): each hit says how long before it that was"),
             "min_trust": string("minimum wing trust for this query: quarantined|standard|trusted"),
             "language": string(f"language of the stored text (dates and morphology): {'|'.join(LANGUAGES)}"),

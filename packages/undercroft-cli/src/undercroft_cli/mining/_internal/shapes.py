@@ -15,10 +15,12 @@ from undercroft_cli.mining.errors import MalformedTranscript
 from undercroft_cli.mining.messages import Message
 
 __all__ = [
+    "MAX_NESTING",
     "JsonLine",
     "MessageCollector",
     "block_text",
     "child_path",
+    "decode_json",
     "expect",
     "load_json",
     "load_jsonl",
@@ -29,6 +31,9 @@ __all__ = [
 _ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?(Z|z|[+-]\d{2}:?\d{2})?")
 _EPOCH_STRING = re.compile(r"(\d{1,12})(?:\.(\d{1,9}))?")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+#: How deep a transcript's JSON may nest. Every supported format is under a dozen levels deep; a file past
+#: this is hostile or broken, and Python's decoder (and any walk of the tree) would die of recursion on it.
+MAX_NESTING = 100
 # Blocks of one message are joined by a blank line so each block stays its own paragraph.
 BLOCK_SEPARATOR = "\n\n"
 
@@ -57,10 +62,33 @@ def expect(condition: bool, path: str, position: str, reason: str) -> None:
         raise MalformedTranscript(path, position, reason)
 
 
+def decode_json(text: str, path: str, position: str) -> Any:
+    """``json.loads(text)`` bounded to :data:`MAX_NESTING` levels; deeper is :class:`MalformedTranscript`.
+
+    ``json.JSONDecodeError`` passes through for the caller to place. The decoder recurses once per level
+    and raises ``RecursionError`` somewhere below a thousand (``'[' * 100000`` is the attack): that, and a
+    tree that decoded but nests past the bound, are refused here as one file's fault, never a traceback.
+    """
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise MalformedTranscript(path, position, f"JSON nested deeper than {MAX_NESTING} levels") from None
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:  # iterative: the check itself must not recurse
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        for child in children:
+            if isinstance(child, dict | list):
+                if depth + 1 > MAX_NESTING:
+                    raise MalformedTranscript(path, position, f"JSON nested deeper than {MAX_NESTING} levels")
+                stack.append((child, depth + 1))
+    return value
+
+
 def load_json(text: str, path: str) -> Any:
     """Decode a whole JSON document, naming the line and column of a syntax error."""
     try:
-        return json.loads(text)
+        return decode_json(text, path, "line 1")
     except json.JSONDecodeError as error:
         raise MalformedTranscript(
             path, f"line {error.lineno} column {error.colno}", f"invalid JSON: {error.msg}"
@@ -74,7 +102,7 @@ def load_jsonl(text: str, path: str) -> list[JsonLine]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = decode_json(line, path, f"line {number}")
         except json.JSONDecodeError as error:
             raise MalformedTranscript(
                 path, f"line {number} column {error.colno}", f"invalid JSON: {error.msg}"
