@@ -10,6 +10,7 @@ import pytest
 from undercroft_core import Drawer, HashEmbedder, append_drawer_id
 from undercroft_store import DrawerWrite, IndexDamaged, Palace, Screen
 from undercroft_store.backup import create_backup
+from undercroft_store.dedup import find_duplicates
 from undercroft_store.errors import BackupRefused
 from undercroft_store.repair import repair_vault
 
@@ -79,6 +80,8 @@ def test_a_flipped_index_bit_fails_verify_and_refuses_scoped_reads(palace: Palac
             store.list_drawers(wing="work")
         with pytest.raises(IndexDamaged):
             store.scope_seqs(wing="work", room="misc")
+        with pytest.raises(IndexDamaged):
+            find_duplicates(store, wing="work")  # a short answer would hide duplicates
         assert len(store.list_drawers()) == 2 * PER_WING  # an unscoped read does not seek the index
 
 
