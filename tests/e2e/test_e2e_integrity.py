@@ -94,6 +94,8 @@ def test_a_flipped_scope_index_bit_is_found_refused_and_repaired(tmp_path: Path)
         refused = _run(home, *command)
         assert refused.returncode == 2, (command, refused.stdout, refused.stderr)
         assert "drawers_scope index disagrees" in refused.stderr and "Traceback" not in refused.stderr
+    listed_by_agent = _mcp_call(home, "undercroft_list_drawers", {"wing": "work"})
+    assert listed_by_agent.startswith("integrity: ") and "drawers_scope index disagrees" in listed_by_agent
     backup = _run(home, "backup", "create")
     assert backup.returncode == 2 and not list((home / "backups").glob("*/*/vault.db"))
     repaired = _run(home, "repair")
@@ -150,17 +152,22 @@ def test_stats_with_its_chain_meta_row_deleted_is_a_verdict(tmp_path: Path) -> N
         assert "no committed chain head" in stats.stderr
 
 
-def _mcp_status(home: Path, **extra: str) -> dict[str, Any]:
+def _mcp_call(home: Path, tool: str, arguments: dict[str, Any], **extra: str) -> str:
+    """One tool call through the mcp SDK's stdio client against a real serve-mcp; the reply's text."""
     params = StdioServerParameters(command=str(PROGRAM), args=["serve-mcp"], env=_env(home, **extra))
 
     async def main() -> str:
         with open(os.devnull, "w") as quiet:
             async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as session:
                 await session.initialize()
-                result = await session.call_tool("undercroft_status", {})
+                result = await session.call_tool(tool, arguments)
                 return "".join(part.text for part in result.content)
 
-    text = anyio.run(main)
+    return str(anyio.run(main))
+
+
+def _mcp_status(home: Path, **extra: str) -> dict[str, Any]:
+    text = _mcp_call(home, "undercroft_status", {}, **extra)
     parsed: dict[str, Any] = json.loads(text[text.index("{") :])
     return parsed
 
