@@ -15,10 +15,16 @@ __all__ = ["stats_command", "taxonomy_command", "verify_command"]
 
 @click.command("verify")
 @click.option("--vault", default=DEFAULT_VAULT, show_default=True)
-def verify_command(vault: str) -> int:
-    """HMAC every record, replay the audit chain, resolve labels, compare mirrors (exit 2 on VERIFY FAILED)."""
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="Run SQLite's full integrity_check (every index entry against its row) instead of its quick_check.",
+)
+def verify_command(vault: str, deep: bool) -> int:
+    """HMAC every record, replay the audit chain, resolve labels, compare mirrors, check SQLite's structures
+    (exit 2 on VERIFY FAILED)."""
     with open_store(vault, read_only=True) as store:
-        report = store.verify()
+        report = store.verify(deep=deep)
         unhealed = store.unhealed
     click.echo(report.render())
     for line in unhealed:

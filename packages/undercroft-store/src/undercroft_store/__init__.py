@@ -1,12 +1,14 @@
 """Undercroft's per-vault SQLite store: the write choke point, verified reads, reconciliation, verify, stats."""
 
 from undercroft_store.errors import (
+    AppendCollision,
     ChainBroken,
     DatabaseMissing,
     DrawerNotFound,
     EmbedderMismatch,
     EmbeddingRefused,
     Error,
+    IndexDamaged,
     InvalidDrawer,
     InvalidVaultName,
     ManifestTampered,
@@ -32,6 +34,7 @@ __all__ = [
     "DEFAULT_VAULT",
     "MAX_CONTENT_BYTES",
     "SCHEMA_VERSION",
+    "AppendCollision",
     "Bypass",
     "BypassReason",
     "ChainBroken",
@@ -42,6 +45,7 @@ __all__ = [
     "EmbeddingMatrix",
     "EmbeddingRefused",
     "Error",
+    "IndexDamaged",
     "InvalidDrawer",
     "InvalidVaultName",
     "ManifestTampered",

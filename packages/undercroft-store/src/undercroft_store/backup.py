@@ -4,7 +4,9 @@ Layout: ``<home>/backups/<vault>/<vault>-<YYYYMMDDTHHMMSSffffffZ>/`` holding ``v
 so it opens read-only anywhere), ``vault.json`` (the vault's manifest re-anchored at the snapshot's own
 chain head, MAC'd under the vault's current keys) and ``backup.json`` (informational counts). Directories
 0700, files 0600. A snapshot is verified after it is written — every verify leg, on the copy itself — and
-deleted again if it fails (`BackupRefused`, an integrity verdict). The newest `KEEP` snapshots are kept.
+deleted again if it fails (`BackupRefused`, an integrity verdict); a vault failing SQLite's ``quick_check`` is
+refused before anything is copied (the online backup copies pages verbatim, damage included). The newest
+`KEEP` snapshots are kept.
 
 Restore copies the backup's database and manifest once into ``vaults/<vault>/.restoring/`` and works on that
 copy only: it checks the copy names this vault (`BackupMismatch`), verifies it (`BackupRefused`), refuses
@@ -39,6 +41,7 @@ from undercroft_vault import Anchor, write_manifest
 from undercroft_store._internal.context import VaultContext, utc_now
 from undercroft_store._internal.exclusive import database_in_use
 from undercroft_store._internal.opening import DB_FILE, open_context, wipe_quietly
+from undercroft_store._internal.structure import sqlite_findings
 from undercroft_store.errors import BackupMismatch, BackupNotFound, BackupRefused, StoreClosed, VaultInUse
 from undercroft_store.palace import Palace
 from undercroft_store.verify import VerifyReport, verify_vault
@@ -152,6 +155,12 @@ def create_backup(
     root = _root(palace, name)
     with palace.open_vault(name, embedder, read_only=True) as store:
         context = store._context
+        damage = sqlite_findings(context.connection, deep=False)  # the page copy would archive it verbatim
+        if damage:
+            raise BackupRefused(
+                f"vault {name!r} fails SQLite's quick_check; nothing was archived (run undercroft verify, then "
+                f"undercroft repair): {damage[0]}"
+            )
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
         (palace.home / BACKUPS_DIR).chmod(0o700)
         backup_id = _snapshot_id(clock, root, name)
@@ -164,6 +173,10 @@ def create_backup(
                 target.execute("PRAGMA journal_mode = DELETE")  # standalone file: opens read-only anywhere
                 head, height = target.execute("SELECT head, height FROM chain_meta WHERE id = 1").fetchone()
                 drawers = int(target.execute("SELECT count(*) FROM drawers").fetchone()[0])
+            except sqlite3.DatabaseError as error:
+                raise BackupRefused(
+                    f"vault {name!r} does not read back from its copy ({error}); nothing archived"
+                ) from None
             finally:
                 target.close()
             (directory / DB_FILE).chmod(0o600)

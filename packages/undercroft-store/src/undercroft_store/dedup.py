@@ -24,6 +24,7 @@ from undercroft_core.vocabulary import QUARANTINE_WING, names_quarantine_wing, r
 from undercroft_vault import fingerprint
 
 from undercroft_store._internal.read_door import InternalRead, silent
+from undercroft_store._internal.structure import guard_scope_index
 from undercroft_store.kg._internal.txn import check_writable, readable
 from undercroft_store.kg.errors import InvalidSurfaceInput
 from undercroft_store.screening import Screen
@@ -97,6 +98,7 @@ def find_duplicates(store: VaultStore, *, wing: str | None = None) -> list[Dupli
     sql = "SELECT id, wing, room, fingerprint FROM drawers WHERE wing != ?"
     params: list[str] = [QUARANTINE_WING]
     if wing is not None:
+        guard_scope_index(store._context)  # a damaged index would hide duplicates, silently
         sql += " AND wing = ?"
         params.append(wing)
     groups: dict[tuple[str, str, bytes], list[str]] = defaultdict(list)

@@ -16,6 +16,7 @@ from undercroft_core.errors import IntegrityError, InvalidInput, UndercroftError
 from undercroft_vault.errors import ChainBroken, ManifestTampered
 
 __all__ = [
+    "AppendCollision",
     "BackupMismatch",
     "BackupNotFound",
     "BackupRefused",
@@ -25,6 +26,7 @@ __all__ = [
     "EmbedderMismatch",
     "EmbeddingRefused",
     "Error",
+    "IndexDamaged",
     "InvalidDrawer",
     "InvalidVaultName",
     "ManifestTampered",
@@ -96,6 +98,18 @@ class RecordTampered(StoreIntegrityError):
 
 class DatabaseMissing(StoreIntegrityError):
     """A vault manifest exists but its vault.db does not: "empty" is not "absent"."""
+
+
+class AppendCollision(StoreIntegrityError):
+    """A fresh append save would land on an id that already holds a drawer (or its tombstone): nothing is written.
+
+    Append indices only ever grow, so a collision means ``meta.append_counter`` was moved back (edited, or a
+    restored older database row): `undercroft repair` restores it from the drawers that exist.
+    """
+
+
+class IndexDamaged(StoreIntegrityError):
+    """A SQLite index disagrees with its table: a scoped read would silently miss rows (`repair` rebuilds it)."""
 
 
 class DrawerNotFound(Error):

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from undercroft_core.ids import validate_drawer_id
 from undercroft_core.vocabulary import QUARANTINE_WING
 
+from undercroft_store._internal.structure import guard_scope_index
 from undercroft_store.errors import InvalidDrawer
 from undercroft_store.kg._internal.txn import readable
 from undercroft_store.label_guard import LabelGuardRefused, label_guard
@@ -84,6 +85,7 @@ def history(
             ) from refused
         held: set[str] = set()
         if not include_quarantine:
+            guard_scope_index(context)  # a short answer here would show the queue's labels
             sql = "SELECT id FROM drawers WHERE wing = ?"
             held = {str(r[0]) for r in connection.execute(sql, (QUARANTINE_WING,))}
     finally:

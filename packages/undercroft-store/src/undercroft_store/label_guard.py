@@ -30,7 +30,7 @@ from undercroft_store._internal.governance import context_of, per_handle
 from undercroft_store._internal.opening import read_audit_rows
 from undercroft_store.errors import StoreIntegrityError
 
-__all__ = ["LabelGuard", "LabelGuardRefused", "label_guard"]
+__all__ = ["LabelGuard", "LabelGuardRefused", "label_guard", "label_guard_replays"]
 
 
 class LabelGuardRefused(StoreIntegrityError, ChainBroken):
@@ -168,3 +168,9 @@ def label_guard(store: object) -> LabelGuard:
     context = context_of(store)
     guard = per_handle(context, "label-guard", lambda: LabelGuard(context))
     return guard.sync()
+
+
+def label_guard_replays(store: object) -> int:
+    """How many full replays this handle's guard has run (0 before its first guarded read); never syncs."""
+    context = context_of(store)
+    return per_handle(context, "label-guard", lambda: LabelGuard(context)).full_replays

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from undercroft_config import settings
 from undercroft_core.errors import InvalidInput
@@ -39,6 +38,7 @@ from undercroft_store._internal.read_door import (
 )
 from undercroft_store.errors import Error, ReadOnlyStore
 from undercroft_store.forgetting import _context_of
+from undercroft_store.stats import CeilingReport
 from undercroft_store.store import VaultStore
 
 __all__ = [
@@ -64,26 +64,6 @@ _EGRESS_KINDS = frozenset({"export", "index-push", "refine", "embed/repair", "ad
 
 class InvalidAuditRecord(Error, InvalidInput):
     """A read or egress record was refused (an op or kind outside the vocabulary, a bad count)."""
-
-
-@dataclass(frozen=True)
-class CeilingReport:
-    """The chain height against the declared ceiling (None: no ceiling declared)."""
-
-    chain_records: int
-    ceiling: int | None
-
-    @property
-    def over(self) -> bool:
-        """True when a ceiling is declared and the height exceeds it. Nothing is ever deleted or refused."""
-        return self.ceiling is not None and self.chain_records > self.ceiling
-
-    def render(self) -> str:
-        """The ``audit ceiling:`` line of stats."""
-        if self.ceiling is None:
-            return f"audit ceiling:    off ({self.chain_records} records)"
-        state = "OVER" if self.over else "under"
-        return f"audit ceiling:    {self.chain_records} / {self.ceiling} ({state}; reported, never enforced)"
 
 
 def read_audit_enabled(env: Mapping[str, str] | None = None) -> bool:

@@ -10,8 +10,14 @@ the HMAC envelope — and reads its source through the verified reader, so a tam
 2. **re-embed** — when the recorded embedder identity differs from the offered one (an open forced with
    ``UNDERCROFT_FORCE_EMBEDDER=1``) every drawer is re-embedded and the new identity recorded LAST, so an
    interrupted run repeats whole;
-3. **vacuum** — ``VACUUM`` (bytes before and after);
-4. **verify** — every leg; the report carries its verdict (the CLI exits 2 when it fails).
+3. **counter** — ``meta.append_counter`` moved back below a live append drawer's index (an edit or a
+   restored row) is set one past the highest, so the next save is handed a fresh index again;
+4. **reindex** — when SQLite's ``integrity_check`` or the scope-index check finds an index that disagrees
+   with its table, ``REINDEX`` rebuilds every index from the table rows (VACUUM alone would copy the damage);
+5. **vacuum** — ``VACUUM`` (bytes before and after, each measured after a WAL checkpoint as the database
+   file plus its WAL, so a vacuum's own un-checkpointed WAL is never counted as growth);
+6. **verify** — every leg, SQLite's full ``integrity_check`` included; the report carries its verdict (the
+   CLI exits 2 when it fails).
 """
 
 from __future__ import annotations
@@ -22,11 +28,14 @@ from typing import Final
 
 import numpy as np
 from undercroft_core.embedder import Embedder
+from undercroft_core.ids import ID_RECIPE_APPEND
+from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_vault import Domain, IntegrityFailure, constant_time_equal, fingerprint
 
 from undercroft_store._internal.context import VaultContext
 from undercroft_store._internal.identity import recorded_identity
 from undercroft_store._internal.reading import verified_drawer
+from undercroft_store._internal.structure import read_counter, scope_index_findings, sqlite_findings
 from undercroft_store._internal.vectors import embed_quantised, pack_rows
 from undercroft_store.errors import RecordTampered
 from undercroft_store.palace import Palace
@@ -57,6 +66,8 @@ class RepairReport:
     fts_added: int = 0
     fts_removed: int = 0
     identity_recorded: str | None = None
+    append_counter_restored: int = 0  # how far meta.append_counter was behind (0: it was not)
+    indexes_rebuilt: list[str] = field(default_factory=list)  # what made REINDEX run (empty: it did not)
     bytes_before: int = 0
     bytes_after: int = 0
     verify: VerifyReport | None = None
@@ -79,6 +90,8 @@ class RepairReport:
             "fts_added": self.fts_added,
             "fts_removed": self.fts_removed,
             "identity_recorded": self.identity_recorded,
+            "append_counter_restored": self.append_counter_restored,
+            "indexes_rebuilt": list(self.indexes_rebuilt),
             "bytes_before": self.bytes_before,
             "bytes_after": self.bytes_after,
             "verify_ok": self.ok,
@@ -95,6 +108,10 @@ class RepairReport:
             f"embed failures:        {self.embed_failures}",
             f"fingerprints fixed:    {self.fingerprints_fixed}",
             f"fts rows:              {self.fts_added} added, {self.fts_removed} removed",
+            "append counter:        "
+            + (f"restored ({self.append_counter_restored} behind)" if self.append_counter_restored else "ok"),
+            "indexes:               "
+            + (f"rebuilt (REINDEX: {self.indexes_rebuilt[0]})" if self.indexes_rebuilt else "ok"),
             f"vacuum:                {self.bytes_before} -> {self.bytes_after} bytes",
         ]
         if self.verify is not None:
@@ -116,7 +133,40 @@ def _needs_embedding(context: VaultContext, drawer_id: str, blob: bytes, dimensi
 
 
 def _db_bytes(context: VaultContext) -> int:
-    return sum(p.stat().st_size for p in context.vault_dir.glob("vault.db*") if p.is_file())
+    """The database file plus its WAL, after a checkpoint: measured the same way before and after VACUUM."""
+    context.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    files = (context.db_path, context.db_path.with_name(context.db_path.name + "-wal"))
+    return sum(path.stat().st_size for path in files if path.is_file())
+
+
+def _restore_counter(context: VaultContext, highest: int | None, report: RepairReport) -> None:
+    counter = read_counter(context.connection)
+    if highest is None or (counter is not None and counter > highest):
+        return
+    connection = context.connection
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.execute(
+            "INSERT INTO meta (key, value) VALUES ('append_counter', ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (str(highest + 1).encode("ascii"),),
+        )
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+    report.append_counter_restored = highest + 1 - (counter or 0)
+
+
+def _rebuild_indexes(context: VaultContext, report: RepairReport) -> None:
+    """REINDEX when an index disagrees with its table (the tables are the record; indexes are derived)."""
+    connection = context.connection
+    findings = sqlite_findings(connection, deep=True) + scope_index_findings(connection)
+    if not findings:
+        return
+    connection.execute("REINDEX")
+    report.indexes_rebuilt = findings
 
 
 def _repair_fts(context: VaultContext, live: dict[int, str], report: RepairReport) -> None:
@@ -153,6 +203,7 @@ def repair_context(context: VaultContext, *, progress: Progress | None = None) -
     to_embed: list[tuple[str, str]] = []
     fingerprints: list[tuple[str, bytes]] = []
     live: dict[int, str] = {}
+    highest: int | None = None  # the highest live append index (the queue's derived slots excluded)
     for done, (seq, drawer_id, meta, content, tag, embedding, mark) in enumerate(rows, 1):
         tick("check", done, len(rows))
         report.drawers_checked += 1
@@ -162,6 +213,8 @@ def repair_context(context: VaultContext, *, progress: Progress | None = None) -
             report.skipped_tampered.append(drawer_id)
             continue
         live[int(seq)] = drawer.content
+        if drawer.id_recipe == ID_RECIPE_APPEND and drawer.wing != QUARANTINE_WING:
+            highest = drawer.chunk_index if highest is None else max(highest, drawer.chunk_index)
         plain = drawer.content.encode("utf-8")
         expected = fingerprint(context.keys, plain)
         if not constant_time_equal(expected, bytes(mark)):
@@ -194,10 +247,13 @@ def repair_context(context: VaultContext, *, progress: Progress | None = None) -
             report.identity_recorded = offered
     if not context.sealed:
         _repair_fts(context, live, report)
+    _restore_counter(context, highest, report)
+    _rebuild_indexes(context, report)
     context.connection.execute("VACUUM")
     context.generation += 1
+    context.scope_index_checked = False  # the indexes were rebuilt under this handle: check them afresh
     report.bytes_after = _db_bytes(context)
-    report.verify = verify_vault(context)
+    report.verify = verify_vault(context, deep=True)
     return report
 
 

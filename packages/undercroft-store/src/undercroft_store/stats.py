@@ -5,12 +5,35 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from undercroft_config import settings
 from undercroft_core.vocabulary import QUARANTINE_WING
 
+from undercroft_store._internal.chain_append import committed_head
 from undercroft_store._internal.context import VaultContext
 from undercroft_store._internal.identity import recorded_identity
+from undercroft_store.label_guard import label_guard_replays
 
-__all__ = ["VaultStats", "vault_stats"]
+__all__ = ["CeilingReport", "VaultStats", "vault_stats"]
+
+
+@dataclass(frozen=True)
+class CeilingReport:
+    """The chain height against the declared ceiling (None: no ceiling declared)."""
+
+    chain_records: int
+    ceiling: int | None
+
+    @property
+    def over(self) -> bool:
+        """True when a ceiling is declared and the height exceeds it. Nothing is ever deleted or refused."""
+        return self.ceiling is not None and self.chain_records > self.ceiling
+
+    def render(self) -> str:
+        """The ``audit ceiling:`` line of stats."""
+        if self.ceiling is None:
+            return f"audit ceiling:  off ({self.chain_records} records)"
+        state = "OVER" if self.over else "under"
+        return f"audit ceiling:  {self.chain_records} / {self.ceiling} ({state}; reported, never enforced)"
 
 
 @dataclass(frozen=True)
@@ -19,6 +42,9 @@ class VaultStats:
 
     ``chain_records`` is the audit-chain height; ``writes`` is the same number under its deprecated name.
     ``embed_failures`` counts the zero vectors this handle's embedder degraded to since the vault opened.
+    ``chain_ceiling`` is ``UNDERCROFT_AUDIT_CEILING`` (None when undeclared) and ``chain_over_ceiling`` the
+    verdict on it — reported, never enforced; ``chain_replays`` counts this handle's full audit-chain replays
+    by the label guard (one in steady state; a rising count is a second writer under a long-lived handle).
     """
 
     vault: str
@@ -36,6 +62,9 @@ class VaultStats:
     embed_failures: int
     embedder: str | None
     unhealed: list[str] = field(default_factory=list)
+    chain_ceiling: int | None = None
+    chain_over_ceiling: bool = False
+    chain_replays: int = 0
 
     def taxonomy(self) -> dict[str, dict[str, int]]:
         """Wing → room → drawers, from the ``wing/room`` counts (the quarantine wing's rooms excluded)."""
@@ -60,6 +89,8 @@ class VaultStats:
         lines += [
             f"chain records:  {self.chain_records}",
             f"chain head:     {self.head}",
+            f"chain replays:  {self.chain_replays}",
+            CeilingReport(self.chain_records, self.chain_ceiling).render(),
             f"db bytes:       {self.db_bytes}",
             f"embedder:       {self.embedder or '(none recorded yet)'}",
             f"embed failures: {self.embed_failures}",
@@ -83,11 +114,12 @@ def vault_stats(context: VaultContext, unhealed: list[str]) -> VaultStats:
                 continue
             wings[wing] = wings.get(wing, 0) + int(count)
             rooms[f"{wing}/{room}"] = int(count)
-        head, height = connection.execute("SELECT head, height FROM chain_meta WHERE id = 1").fetchone()
+        head, height = committed_head(context)  # a missing chain_meta row is ChainBroken (exit 2)
         identity = recorded_identity(context)
     finally:
         connection.execute("COMMIT")
     drawers = sum(wings.values()) + quarantined
+    ceiling = settings.audit_ceiling()
     db_bytes = sum(p.stat().st_size for p in context.vault_dir.glob("vault.db*") if p.is_file())
     return VaultStats(
         vault=context.vault_id,
@@ -105,4 +137,7 @@ def vault_stats(context: VaultContext, unhealed: list[str]) -> VaultStats:
         embed_failures=context.embedder.embed_failures - context.embed_failures_at_open,
         embedder=identity,
         unhealed=unhealed,
+        chain_ceiling=ceiling,
+        chain_over_ceiling=CeilingReport(int(height), ceiling).over,
+        chain_replays=label_guard_replays(context),
     )

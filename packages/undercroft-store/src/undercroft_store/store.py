@@ -31,6 +31,7 @@ from undercroft_store._internal.reading import (
     report_tamper,
     verified_drawer,
 )
+from undercroft_store._internal.structure import guard_scope_index
 from undercroft_store._internal.vectors import unpack_row
 from undercroft_store.errors import (
     DrawerNotFound,
@@ -124,9 +125,9 @@ class VaultStore:
         """Records, wings, rooms, chain height and head, size, posture, unhealed, embed failures."""
         return vault_stats(self._live(), list(self.unhealed))
 
-    def verify(self) -> VerifyReport:
-        """Run every verify leg (a read: nothing is written or re-anchored)."""
-        return verify_vault(self._live())
+    def verify(self, *, deep: bool = False) -> VerifyReport:
+        """Run every verify leg (a read: nothing is written or re-anchored); ``deep``: full integrity_check."""
+        return verify_vault(self._live(), deep=deep)
 
     # --- writes --------------------------------------------------------------------------------------
     def write(self, items: Sequence[DrawerWrite], *, screening: Screening) -> list[WriteResult]:
@@ -134,7 +135,10 @@ class VaultStore:
         return write_drawers(self._live(), items, screening=screening)
 
     def allocate_append_indices(self, count: int) -> int:
-        """Reserve ``count`` unique append indices (for ``append``-recipe ids); returns the first."""
+        """Reserve ``count`` unique append indices (for ``append``-recipe ids); returns the first.
+
+        A drawer written through this handle with one of them must be new: the write refuses with
+        `AppendCollision` (nothing written) when its id already holds a drawer or a tombstone."""
         context = self._live()
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise InvalidDrawer(f"append index count must be a positive integer, got {count!r}")
@@ -153,6 +157,8 @@ class VaultStore:
             if connection.in_transaction:
                 connection.execute("ROLLBACK")
             raise
+        # The write of a drawer carrying one of these must create: the choke point refuses a replace.
+        context.fresh_appends.update(range(first, first + count))
         return first
 
     def remember(
@@ -234,7 +240,10 @@ class VaultStore:
         """The ``seq`` of every drawer in a scope, ascending (the quarantine wing only when named or asked)."""
         clauses, params = _scope(wing, room, kind, include_quarantine)
         sql = f"SELECT seq FROM drawers{clauses} ORDER BY seq"  # noqa: S608 - fixed clauses, bound values
-        rows = self._live().connection.execute(sql, params).fetchall()
+        context = self._live()
+        if wing is not None or room is not None:
+            guard_scope_index(context)  # a damaged index would answer short, silently
+        rows = context.connection.execute(sql, params).fetchall()
         return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
 
     @audited_read(
@@ -259,6 +268,8 @@ class VaultStore:
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         context = self._live()
+        if wing is not None or room is not None:
+            guard_scope_index(context)  # a damaged index would answer short, silently
         return [
             verified_drawer(context, r[0], bytes(r[1]), bytes(r[2]), bytes(r[3]))
             for r in context.connection.execute(sql, params)

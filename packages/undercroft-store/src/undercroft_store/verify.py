@@ -5,16 +5,22 @@ chain replayed against the committed head and height; the manifest anchor placed
 behind after a crash, absent after a rollback); every ``drawer/`` and ``delete/`` audit label resolved to
 a live row or its tombstone, every live row's tag equal to its newest ``drawer/`` record, and no live row
 whose newest record is its ``delete/`` (resurrected after its recorded destruction); the clear
-mirror columns (wing, room, kind, supersedes) compared with the HMAC-covered meta. Verify is a read: it
-never re-anchors and never writes.
+mirror columns (wing, room, kind, supersedes) compared with the HMAC-covered meta; every stored content
+fingerprint recomputed from the verified content (dedup decides from it); and the structural legs of
+``_internal/structure.py`` — SQLite's own check (``quick_check``, or ``integrity_check`` when ``deep``), the
+scope index against its table, ``seq`` against the chain's creation order, and ``meta.append_counter``
+above every live append index. Verify is a read: it never re-anchors and never writes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 from dataclasses import dataclass, field
 
 import undercroft_obs as obs
+from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_obs import names
 from undercroft_vault import (
     Anchor,
@@ -25,12 +31,19 @@ from undercroft_vault import (
     VaultKeys,
     compute_tag,
     constant_time_equal,
+    fingerprint,
 )
 from undercroft_vault import replay as replay_chain
 
 from undercroft_store._internal.context import VaultContext
 from undercroft_store._internal.opening import read_audit_rows
 from undercroft_store._internal.retention_table import retention_findings
+from undercroft_store._internal.structure import (
+    counter_finding,
+    order_findings,
+    scope_index_findings,
+    sqlite_findings,
+)
 from undercroft_store.kg.verify import SurfaceVerdict, check_surfaces
 from undercroft_store.quarantine import check_queue_rows
 from undercroft_store.trust import check_trust_rows
@@ -60,6 +73,17 @@ class VerifyReport:
     resurrected: list[str] = field(default_factory=list)
     retention_drift: list[str] = field(default_factory=list)
     surfaces: SurfaceVerdict | None = None  # the memory surfaces' legs (kg.verify)
+    deep: bool = False  # integrity_check (every index entry against its row) instead of quick_check
+    sqlite_findings: list[str] = field(default_factory=list)  # SQLite's own check, as it words them
+    scope_index: list[str] = field(default_factory=list)  # drawers_scope answers that differ from the table
+    fingerprint_drift: list[str] = field(default_factory=list)  # stored fingerprint != keyed fingerprint
+    order_drift: list[str] = field(default_factory=list)  # seq out of the chain's creation order
+    append_counter: str = ""  # empty when meta.append_counter lies above every live append index
+
+    @property
+    def append_counter_behind(self) -> bool:
+        """True when the next append save could be handed an index a live drawer holds."""
+        return bool(self.append_counter)
 
     @property
     def hmac_failures(self) -> int:
@@ -83,6 +107,11 @@ class VerifyReport:
             or self.resurrected
             or self.retention_drift
             or (self.surfaces is not None and not self.surfaces.ok)
+            or self.sqlite_findings
+            or self.scope_index
+            or self.fingerprint_drift
+            or self.order_drift
+            or self.append_counter
         )
 
     def render(self) -> str:
@@ -107,10 +136,17 @@ class VerifyReport:
             ("admission queue:", " failed", "QUEUE", self.queue_failures),
             ("resurrected:", "", "RESURRECTED", self.resurrected),
             ("retention drift:", "", "POLICY", self.retention_drift),
+            ("fingerprints:", " stale", "FINGERPRINT", self.fingerprint_drift),
+            ("write order:", " out of order", "SEQ", self.order_drift),
+            ("scope index:", " disagree", "INDEX", self.scope_index),
         )
         for label, suffix, marker, findings in legs:
             lines.append(f"{label:<18}{len(findings)}{suffix}")
             lines += [f"  {marker}: {finding}" for finding in findings]
+        pragma = "integrity_check" if self.deep else "quick_check"
+        lines.append(f"sqlite check:     {'FAILED' if self.sqlite_findings else 'ok'} ({pragma})")
+        lines += [f"  SQLITE: {finding}" for finding in self.sqlite_findings]
+        lines.append(f"append counter:   {'BEHIND: ' + self.append_counter if self.append_counter else 'ok'}")
         if self.surfaces is not None:
             lines += self.surfaces.lines()
         lines.append("VERIFY OK" if self.ok else "VERIFY FAILED")
@@ -118,23 +154,24 @@ class VerifyReport:
 
 
 # The embedding column is read only where its leg runs (sealed vaults: it must open under {id}/emb).
-_ROWS = "SELECT id, wing, room, kind, supersedes, meta_json, content, tag{} FROM drawers ORDER BY seq"
+_ROWS = "SELECT id, wing, room, kind, supersedes, meta_json, content, tag, fingerprint{} FROM drawers ORDER BY seq"
 # Rows per fetch: bounded memory at any vault size, few round trips.
 _FETCH = 1_000
 
 
-def _check_drawers(context: VaultContext, report: VerifyReport) -> dict[str, bytes]:
+def _check_drawers(context: VaultContext, report: VerifyReport) -> tuple[dict[str, bytes], int | None]:
+    """Every row's legs; returns ``id -> tag`` in ``seq`` order and the highest live append index."""
     live: dict[str, bytes] = {}
+    highest: int | None = None
     keys, sealer, sealed = context.keys, context.sealer, context.sealed
     cursor = context.connection.execute(_ROWS.format(", embedding" if sealed else ", NULL"))
     while rows := cursor.fetchmany(_FETCH):
-        for drawer_id, wing, room, kind, supersedes, meta, content, tag, embedding in rows:
+        for drawer_id, wing, room, kind, supersedes, meta, content, tag, mark, embedding in rows:
             meta, content, tag = bytes(meta), bytes(content), bytes(tag)
             live[drawer_id] = tag
             try:
                 good = constant_time_equal(compute_tag(keys, drawer_id, meta, content), tag)
-                if good and sealed:
-                    sealer.open(Domain.content(drawer_id), content)
+                plain = sealer.open(Domain.content(drawer_id), content) if good and sealed else content
             except (IntegrityFailure, ValueError):
                 good = False
             if not good:
@@ -146,12 +183,19 @@ def _check_drawers(context: VaultContext, report: VerifyReport) -> dict[str, byt
                     sealer.open(Domain.embedding(drawer_id), bytes(embedding))
                 except IntegrityFailure:
                     report.embedding_failures.append(drawer_id)
+            if not constant_time_equal(fingerprint(keys, plain), bytes(mark)):
+                report.fingerprint_drift.append(drawer_id)  # dedup would miss (or invent) a duplicate
             document = json.loads(meta)
             mirrored = (document.get("wing"), document.get("room"), document.get("kind"), document.get("supersedes"))
             if (wing, room, kind, supersedes) != mirrored:
                 report.mirror_drift.append(drawer_id)
+            index = document.get("chunk_index")
+            # A queue slot's index is derived from its words, not allocated: it never moves the counter.
+            if document.get("id_recipe") == "append" and document.get("wing") != QUARANTINE_WING:
+                if isinstance(index, int) and (highest is None or index > highest):
+                    highest = index
         report.records_checked += len(rows)
-    return live
+    return live, highest
 
 
 def _replay_and_place(keys: VaultKeys, rows: list[AuditRow], anchor: Anchor) -> tuple[bytes, AnchorPosition]:
@@ -228,20 +272,36 @@ def _check_labels(context: VaultContext, report: VerifyReport, live: dict[str, b
         obs.increment(names.HMAC_VERIFY_FAILURES_TOTAL, surface="label")
 
 
-def verify_vault(context: VaultContext) -> VerifyReport:
-    """Run every leg over the raw rows of an open vault (a read: nothing is written or re-anchored)."""
-    report = VerifyReport(vault=context.vault_id)
+def verify_vault(context: VaultContext, *, deep: bool = False) -> VerifyReport:
+    """Run every leg over the raw rows of an open vault (a read: nothing is written or re-anchored).
+
+    ``deep`` runs SQLite's full ``integrity_check`` instead of ``quick_check`` (its cost: RESULTS.md)."""
+    report = VerifyReport(vault=context.vault_id, deep=deep)
     connection = context.connection
     connection.execute("BEGIN")  # one snapshot for every leg
     try:
-        live = _check_drawers(context, report)
-        rows = read_audit_rows(connection)
-        _check_chain(context, report, rows)
-        _check_labels(context, report, live, rows)
-        report.trust_failures = check_trust_rows(context, {row.record_id: row for row in rows})  # newest wins
-        report.queue_failures = check_queue_rows(context, rows)
-        report.retention_drift = retention_findings(connection, context.keys, rows)
-        report.surfaces = check_surfaces(context, rows)
+        report.sqlite_findings = sqlite_findings(connection, deep=deep)
+        report.scope_index = scope_index_findings(connection)
+        # A page that does not read raises SQLite's malformed-image error out of the walk: every surface maps
+        # it to the integrity verdict (exit 2 / class integrity) it gives any other reader of those pages.
+        _run_legs(context, report)
     finally:
-        connection.execute("COMMIT")
+        if connection.in_transaction:
+            with contextlib.suppress(sqlite3.DatabaseError):
+                connection.execute("COMMIT")
     return report
+
+
+def _run_legs(context: VaultContext, report: VerifyReport) -> None:
+    """Every leg that walks rows, in the caller's snapshot."""
+    connection = context.connection
+    live, highest = _check_drawers(context, report)
+    rows = read_audit_rows(connection)
+    _check_chain(context, report, rows)
+    _check_labels(context, report, live, rows)
+    report.order_drift = order_findings(list(live), rows)
+    report.append_counter = counter_finding(connection, highest)
+    report.trust_failures = check_trust_rows(context, {row.record_id: row for row in rows})  # newest wins
+    report.queue_failures = check_queue_rows(context, rows)
+    report.retention_drift = retention_findings(connection, context.keys, rows)
+    report.surfaces = check_surfaces(context, rows)

@@ -22,13 +22,15 @@ import undercroft_obs as obs
 from numpy.typing import NDArray
 from undercroft_core.drawer import Drawer
 from undercroft_core.errors import InvalidInput
-from undercroft_core.ids import validate_drawer_id
+from undercroft_core.ids import ID_RECIPE_APPEND, validate_drawer_id
 from undercroft_core.quantisation import QuantisedVectors
 from undercroft_core.vocabulary import QUARANTINE_WING, names_quarantine_wing, reserved_wing_refusal, validate_kind
 from undercroft_obs import names
 from undercroft_vault import Anchor, AuditRow, Domain, chain_step, compute_tag, write_manifest
 
+from undercroft_store._internal.chain_append import extendable_head
 from undercroft_store._internal.context import VaultContext
+from undercroft_store._internal.structure import read_counter
 from undercroft_store._internal.vectors import embed_quantised, pack_rows, quantise_supplied
 from undercroft_store._internal.write_decision import (
     LOOKUP_CHUNK,
@@ -38,7 +40,14 @@ from undercroft_store._internal.write_decision import (
     is_unchanged,
     stored_rows,
 )
-from undercroft_store.errors import DrawerNotFound, EmbedderMismatch, InvalidDrawer, ReadOnlyStore, StoreClosed
+from undercroft_store.errors import (
+    AppendCollision,
+    DrawerNotFound,
+    EmbedderMismatch,
+    InvalidDrawer,
+    ReadOnlyStore,
+    StoreClosed,
+)
 from undercroft_store.screening import Bypass, BypassReason, Screen, Screening
 
 __all__ = [
@@ -213,8 +222,7 @@ def _record_embedder(context: VaultContext) -> None:
 
 def _advance(context: VaultContext, rows: list[AuditRow]) -> tuple[bytes, int]:
     connection = context.connection
-    head_row = connection.execute("SELECT head, height FROM chain_meta WHERE id = 1").fetchone()
-    head, height = bytes(head_row[0]), int(head_row[1])
+    head, height = extendable_head(context)  # refuses a chain whose tail no longer matches its head
     for row in rows:
         head = chain_step(context.keys, head, row)
     connection.executemany(
@@ -363,6 +371,7 @@ def _commit_batch(
         for hook in hooks:
             audit.extend(hook(at))
         current = stored_rows(context, [item.drawer.id for item in arriving])
+        fresh = _refuse_append_collisions(context, arriving, current)
         for position, item in enumerate(arriving):
             row = current.get(item.drawer.id)
             intended = slots.get(item.drawer.id)
@@ -378,6 +387,7 @@ def _commit_batch(
         rows = _rows_to_write(context, arriving, decided, writes)
         audit.extend(AuditRow(f"drawer/{item.drawer.id}", item.tag, at) for item in rows)
         seqs = _upsert(context, rows) if rows else {}
+        _keep_counter_ahead(context, rows)
         results = [
             WriteResult(item.drawer.id, seqs[item.drawer.id] if seq is None else seq, outcome, intended)
             for item, (seq, outcome, intended) in zip(arriving, outcomes, strict=True)
@@ -388,8 +398,65 @@ def _commit_batch(
         if connection.in_transaction:
             connection.execute("ROLLBACK")
         raise
+    context.fresh_appends.difference_update(fresh)
     _signal_writes(context, results, [item.drawer for item in arriving])
     return results
+
+
+def _keep_counter_ahead(context: VaultContext, rows: list[_Prepared]) -> None:
+    """``meta.append_counter`` stays above every append index written, on every path (a save, an import that
+    keeps its ids, a hand-built batch), so verify can read a counter at or below one as an edit."""
+    indices = [
+        item.drawer.chunk_index
+        for item in rows
+        if item.drawer.id_recipe == ID_RECIPE_APPEND and item.drawer.wing != QUARANTINE_WING
+    ]
+    if not indices:
+        return
+    counter = read_counter(context.connection)
+    if counter is None or counter <= max(indices):
+        context.connection.execute(
+            "INSERT INTO meta (key, value) VALUES ('append_counter', ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (str(max(indices) + 1).encode("ascii"),),
+        )
+
+
+def _refuse_append_collisions(
+    context: VaultContext, arriving: list[Incoming], current: dict[str, StoredRow]
+) -> set[int]:
+    """Under the write lock: a drawer carrying an append index this handle allocated must be NEW.
+
+    Its id holding a live row or a tombstone means the allocator was moved back (``meta.append_counter``
+    edited or rolled back): an upsert there would replace someone's words, so nothing is written.
+    Returns the fresh indices of this batch (released once it commits).
+    """
+    fresh: set[int] = set()
+    for item in arriving:
+        drawer = item.drawer
+        # A diverted write's slot id is derived from its words (a repeat converges on one slot): not fresh.
+        if (
+            drawer.id_recipe != ID_RECIPE_APPEND
+            or drawer.wing == QUARANTINE_WING
+            or drawer.chunk_index not in context.fresh_appends
+        ):
+            continue
+        fresh.add(drawer.chunk_index)
+        taken = "a live drawer" if drawer.id in current else None
+        if (
+            taken is None
+            and context.connection.execute("SELECT 1 FROM tombstones WHERE drawer_id = ?", (drawer.id,)).fetchone()
+        ):
+            taken = "a tombstone"
+        if taken is not None:
+            counter = context.connection.execute("SELECT value FROM meta WHERE key = 'append_counter'").fetchone()
+            raise AppendCollision(
+                f"vault {context.vault_id!r}: append index {drawer.chunk_index} was allocated for a new drawer but "
+                f"its id {drawer.id} already holds {taken}; meta.append_counter "
+                f"({bytes(counter[0]).decode('ascii', 'replace') if counter else 'absent'}) was moved back. "
+                "Nothing was written; run undercroft verify, then undercroft repair to restore the counter"
+            )
+    return fresh
 
 
 def _rows_to_write(

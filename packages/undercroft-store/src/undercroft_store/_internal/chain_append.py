@@ -12,19 +12,41 @@ from collections.abc import Sequence
 from undercroft_vault import Anchor, AuditRow, chain_step, write_manifest
 
 from undercroft_store._internal.context import VaultContext
+from undercroft_store.errors import ChainBroken
 
-__all__ = ["anchor_now", "append_in_transaction", "committed_head"]
+__all__ = ["anchor_now", "append_in_transaction", "committed_head", "extendable_head"]
 
 
 def committed_head(context: VaultContext) -> tuple[bytes, int]:
-    """The committed chain head and height (``chain_meta``)."""
+    """The committed chain head and height (``chain_meta``); `ChainBroken` when the row is gone."""
     row = context.connection.execute("SELECT head, height FROM chain_meta WHERE id = 1").fetchone()
+    if row is None:
+        raise ChainBroken(f"vault {context.vault_id!r} holds no committed chain head (its chain_meta row is gone)")
     return bytes(row[0]), int(row[1])
+
+
+def extendable_head(context: VaultContext) -> tuple[bytes, int]:
+    """The committed head a write may extend, read under the caller's write lock.
+
+    The audit table must end where the head says: its rows are numbered 1.. with no gap (append-only,
+    AUTOINCREMENT), so the last ``seq`` equals the height. A removed (or added) tail row breaks that and the
+    write is refused — extending a chain that no longer replays would bury the evidence under new records.
+    One index lookup, not a replay: a row removed from the middle is found by verify and the label guard.
+    """
+    head, height = committed_head(context)
+    last = context.connection.execute("SELECT max(seq) FROM audit").fetchone()[0]
+    if int(last or 0) != height:
+        raise ChainBroken(
+            f"audit-chain head: vault {context.vault_id!r} has its last audit row at {int(last or 0)} but the "
+            f"committed head is at height {height}; audit rows were removed or inserted. Nothing was written "
+            "(run undercroft verify; restore from a backup)"
+        )
+    return head, height
 
 
 def append_in_transaction(context: VaultContext, rows: Sequence[AuditRow]) -> tuple[bytes, int]:
     """Append ``rows`` and advance ``chain_meta`` inside the caller's open transaction; returns the new head."""
-    head, height = committed_head(context)
+    head, height = extendable_head(context)
     for row in rows:
         head = chain_step(context.keys, head, row)
     context.connection.executemany(

@@ -43,6 +43,9 @@ class VaultContext:
     embed_failures_at_open: int = 0
     unhealed: list[str] = field(default_factory=list)
     healed: list[str] = field(default_factory=list)
+    # Append indices this handle allocated and has not yet written: a write of one must create, never replace.
+    fresh_appends: set[int] = field(default_factory=set)
+    scope_index_checked: bool = False  # the per-handle scope-index guard ran clean (`_internal/structure.py`)
     closed: bool = False
 
     @property

@@ -46,6 +46,9 @@ def _status(session: ToolSession, args: Arguments) -> str:
         "embedder": stats.embedder,
         "embed_failures": stats.embed_failures,
         "unhealed": stats.unhealed,
+        "chain_ceiling": stats.chain_ceiling,
+        "chain_over_ceiling": stats.chain_over_ceiling,
+        "chain_replays": stats.chain_replays,
     }
     return json.dumps(status, indent=2)
 
@@ -79,7 +82,8 @@ PALACE_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "undercroft_status",
         "Vault overview: drawers, quarantined count, wings, rooms, audit-chain height and head, size, "
-        "security level, posture and anything the open declined to repair (unhealed).",
+        "security level, posture, anything the open declined to repair (unhealed), the audit ceiling "
+        "(chain_ceiling, chain_over_ceiling: reported, never enforced) and the label guard's chain_replays.",
         {},
         _status,
     ),
