@@ -118,7 +118,11 @@ class VerifyReport:
 
 
 # The embedding column is read only where its leg runs (sealed vaults: it must open under {id}/emb).
-_ROWS = "SELECT id, wing, room, kind, supersedes, meta_json, content, tag{} FROM drawers ORDER BY seq"
+# The mirrors are read as raw bytes: one that is not even UTF-8 is drift to report, not a decode crash.
+_ROWS = (
+    "SELECT id, CAST(wing AS BLOB), CAST(room AS BLOB), CAST(kind AS BLOB), CAST(supersedes AS BLOB), "
+    "meta_json, content, tag{} FROM drawers ORDER BY seq"
+)
 # Rows per fetch: bounded memory at any vault size, few round trips.
 _FETCH = 1_000
 
@@ -147,8 +151,17 @@ def _check_drawers(context: VaultContext, report: VerifyReport) -> dict[str, byt
                 except IntegrityFailure:
                     report.embedding_failures.append(drawer_id)
             document = json.loads(meta)
-            mirrored = (document.get("wing"), document.get("room"), document.get("kind"), document.get("supersedes"))
-            if (wing, room, kind, supersedes) != mirrored:
+            mirrored = tuple(
+                value.encode("utf-8") if isinstance(value, str) else value
+                for value in (
+                    document.get("wing"),
+                    document.get("room"),
+                    document.get("kind"),
+                    document.get("supersedes"),
+                )
+            )
+            stored = tuple(None if value is None else bytes(value) for value in (wing, room, kind, supersedes))
+            if stored != mirrored:
                 report.mirror_drift.append(drawer_id)
         report.records_checked += len(rows)
     return live
