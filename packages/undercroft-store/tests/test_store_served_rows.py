@@ -24,6 +24,7 @@ from undercroft_store.dedup import check_duplicate
 from undercroft_store.diaries import read_diary, write_diary
 from undercroft_store.forgetting import forget
 from undercroft_store.hallways import hallways
+from undercroft_store.rotation import rotate_vault
 from undercroft_store.search import Searcher, SearchRequest
 from undercroft_store.supersession import live_at
 from undercroft_store.tunnels import create_tunnel, follow_tunnel
@@ -255,3 +256,16 @@ def test_an_id_written_again_after_its_delete_is_served_and_its_older_row_is_not
             store.get(first.id)
         with pytest.raises(RecordTampered):
             store.list_drawers()
+
+
+def test_a_rewrite_after_a_delete_is_still_served_after_a_rotation(palace: Palace, home: Path) -> None:
+    first = _source_drawer("The first draft of the hangar lease.", "2026-05-01T10:00:00.000000Z")
+    with palace.open_vault("default", EMBEDDER) as store:
+        store.write([DrawerWrite(first)], screening=Screen())
+        store.delete(first.id)
+        store.write(
+            [DrawerWrite(_source_drawer("The signed lease.", "2026-05-02T10:00:00.000000Z"))], screening=Screen()
+        )
+    assert rotate_vault(palace, "default", EMBEDDER).generation_after == 2  # re-keyed rows, tombstones kept verbatim
+    with palace.open_vault("default", EMBEDDER) as store:
+        assert store.get(first.id).content == "The signed lease." and store.verify().ok

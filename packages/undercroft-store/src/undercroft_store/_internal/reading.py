@@ -149,9 +149,10 @@ def _check_not_destroyed(context: VaultContext, tags: dict[str, bytes]) -> None:
         return
     from undercroft_store.label_guard import label_guard  # local: the guard imports the opening path
 
-    guard = label_guard(context)
+    held = label_guard(context).placed(
+        [f"{kind}/{drawer_id}" for drawer_id in tombstoned for kind in ("drawer", "delete")]
+    )
     for drawer_id in sorted(tombstoned):
-        held = guard.placed([f"drawer/{drawer_id}", f"delete/{drawer_id}"])
         written, deleted = held.get(f"drawer/{drawer_id}"), held.get(f"delete/{drawer_id}")
         if deleted is None:
             continue  # a tombstone no delete record names is verify's finding; the row's own write decides
