@@ -28,6 +28,7 @@ from undercroft_store._internal.structure import guard_scope_index
 from undercroft_store.kg._internal.txn import check_writable, readable
 from undercroft_store.kg.errors import InvalidSurfaceInput
 from undercroft_store.screening import Screen
+from undercroft_store.trust import Floor, read_floor
 from undercroft_store.writes import DrawerWrite, WriteResult, delete_drawers, write_drawers
 
 if TYPE_CHECKING:
@@ -144,21 +145,34 @@ def _check_threshold(threshold: object) -> float:
     return float(threshold)
 
 
-def _nearest(store: VaultStore, text: str, wing: str | None, room: str | None) -> tuple[str | None, float]:
+def _nearest(
+    store: VaultStore, text: str, wing: str | None, room: str | None, floor: Floor | None = None
+) -> tuple[int | None, str | None, float]:
+    """The (seq, id, cosine) of the scope's drawer nearest `text` (None, None, 0.0 for an empty scope)."""
     scope = store.scope_seqs(wing=wing, room=room)
+    if floor is not None:
+        scope = floor.filter_seqs(store, scope, wing)
     if scope.size == 0:
-        return None, 0.0
+        return None, None, 0.0
     matrix = store.iter_embeddings()
     mask = np.isin(matrix.seqs, scope)
     if not mask.any():
-        return None, 0.0
+        return None, None, 0.0
     codes = matrix.codes[mask].astype(np.float32)
     query = store._context.embedder.embed([text])[0].astype(np.float32)
     norms = np.linalg.norm(codes, axis=1) * (float(np.linalg.norm(query)) or 1.0)
     scores = (codes @ query) / np.where(norms == 0, 1.0, norms)
     best = int(np.argmax(scores))
-    ids = [matrix.ids[i] for i in np.flatnonzero(mask)]
-    return ids[best], float(scores[best])
+    positions = np.flatnonzero(mask)
+    return int(matrix.seqs[positions[best]]), matrix.ids[positions[best]], float(scores[best])
+
+
+def _served(store: VaultStore, seq: int) -> str | None:
+    """The id of the drawer at `seq` read under the served-row rule (its mirrors, which the scope and floor
+    filters compared, equal its covered meta, or `RecordTampered`); None when it vanished meanwhile."""
+    with silent(store, InternalRead.POLICY_FENCE):  # the oracle answers an id and a verdict, never words
+        found = store.hydrate([seq])
+    return found[0].id if found else None
 
 
 def check_duplicate(
@@ -169,24 +183,39 @@ def check_duplicate(
     room: str | None = None,
     threshold: float | None = None,
 ) -> DuplicateCheck:
-    """Is `text` already stored? Exact by keyed fingerprint; with `threshold`, also by embedding cosine."""
+    """Is `text` already stored? Exact by keyed fingerprint; with `threshold`, also by embedding cosine.
+
+    Unscoped (no `wing`), the oracle is under the vault's trust floor like every unscoped read
+    (`trust.read_floor`): a drawer its floor excludes is never named. The drawer named is read under the
+    served-row rule, so a label edited beneath the engine is an integrity verdict, never an answer.
+    """
     context = readable(store._context)
     normalised = normalise(text) if isinstance(text, str) else ""
     pieces = () if is_blank(normalised) else chunk(normalised)
     if not pieces:
         raise InvalidSurfaceInput("nothing to check: the text is empty or whitespace (invisible characters count)")
+    floor = read_floor(store, wing=wing)
     prints = [fingerprint(context.keys, piece.text.encode("utf-8")) for piece in pieces]
-    sql = "SELECT id, wing, room FROM drawers WHERE fingerprint = ? AND wing != ? ORDER BY seq"
+    sql = "SELECT seq FROM drawers WHERE fingerprint = ? AND wing != ?"
+    params: list[str] = [QUARANTINE_WING]
+    for column, value in (("wing", wing), ("room", room)):
+        if value is not None:
+            sql += f" AND {column} = ?"
+            params.append(value)
+    if floor is not None:
+        condition, values = floor.clause()
+        sql += f" AND {condition}"
+        params.extend(values)
     for print_ in prints:
-        for drawer_id, drawer_wing, drawer_room in context.connection.execute(sql, (print_, QUARANTINE_WING)):
-            if (wing is None or wing == drawer_wing) and (room is None or room == drawer_room):
-                return DuplicateCheck(True, drawer_id, exact=True, similarity=1.0)
+        row = context.connection.execute(sql + " ORDER BY seq LIMIT 1", (print_, *params)).fetchone()
+        if row is not None and (drawer_id := _served(store, int(row[0]))) is not None:
+            return DuplicateCheck(True, drawer_id, exact=True, similarity=1.0)
     if threshold is None:
         return DuplicateCheck(False)
     limit = _check_threshold(threshold)
-    nearest, score = _nearest(store, " ".join(p.text for p in pieces), wing, room)
-    if nearest is not None and score >= limit:
-        return DuplicateCheck(True, nearest, exact=False, similarity=score)
+    seq, nearest, score = _nearest(store, " ".join(p.text for p in pieces), wing, room, floor)
+    if seq is not None and score >= limit and (drawer_id := _served(store, seq)) is not None:
+        return DuplicateCheck(True, drawer_id, exact=False, similarity=score)
     return DuplicateCheck(False, similarity=score if nearest is not None else None)
 
 
@@ -211,7 +240,7 @@ def save_with_dedup(
         raise InvalidSurfaceInput(
             f"dedup-refresh takes one drawer's worth of text (one chunk), this text makes {len(pieces)}"
         )
-    nearest, score = _nearest(store, pieces[0].text, wing, room)
+    _, nearest, score = _nearest(store, pieces[0].text, wing, room)
     if nearest is None or score < limit:
         results = store.remember(text, wing=wing, room=room, added_by=added_by, kind=kind)
         return SaveOutcome(False, results[0].id, score if nearest is not None else None, tuple(results))

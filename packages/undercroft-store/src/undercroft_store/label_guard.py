@@ -128,6 +128,10 @@ class LabelGuard:
         held = self._held([label])
         return held[label][1] if label in held else None
 
+    def placed(self, labels: Iterable[str]) -> dict[str, tuple[int, AuditRow]]:
+        """The newest record of each of `labels` that has one, with its audit ``seq`` (its place in the chain)."""
+        return self._held(labels)
+
     def labels(self, prefix: str) -> dict[str, AuditRow]:
         """Every label starting with `prefix`, with its newest record."""
         wanted = [label for label in self._state.newest if label.startswith(prefix)]

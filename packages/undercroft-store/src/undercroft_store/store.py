@@ -2,7 +2,9 @@
 
 Open one with `Palace.open_vault(name, embedder, *, read_only=False)` and use it as a context manager;
 closing wipes its keys. Every content read verifies the row's HMAC before decrypting or returning
-anything; a failure is `RecordTampered`, never partial data.
+anything, and serves a row only under the served-row rule (`_internal.reading`: its clear mirror columns
+equal its HMAC-covered meta, its id not written back after a recorded delete); a failure is
+`RecordTampered`, never partial data. An unscoped listing is under the vault's trust floor (`trust.Floor`).
 """
 
 from __future__ import annotations
@@ -25,11 +27,11 @@ from undercroft_store._internal.hydration import hydrate_many as _hydrate_many
 from undercroft_store._internal.opening import wipe_quietly
 from undercroft_store._internal.read_door import audited_read, open_door
 from undercroft_store._internal.reading import (
-    DRAWER_COLUMNS,
-    SELECT_BY_ID,
-    SELECT_BY_SEQ,
+    SERVED_BY_ID,
+    SERVED_BY_SEQ,
+    SERVED_COLUMNS,
     report_tamper,
-    verified_drawer,
+    served_drawers,
 )
 from undercroft_store._internal.structure import guard_scope_index
 from undercroft_store._internal.vectors import unpack_row
@@ -43,6 +45,7 @@ from undercroft_store.errors import (
 )
 from undercroft_store.screening import Screen, Screening
 from undercroft_store.stats import VaultStats, vault_stats
+from undercroft_store.trust import Floor, read_floor
 from undercroft_store.verify import VerifyReport, verify_vault
 from undercroft_store.writes import DrawerWrite, WriteResult, delete_drawers, write_drawers
 
@@ -218,10 +221,10 @@ class VaultStore:
             validate_drawer_id(drawer_id)
         except ValueError as error:
             raise InvalidDrawer(str(error)) from None
-        row = context.connection.execute(SELECT_BY_ID, (drawer_id,)).fetchone()
+        row = context.connection.execute(SERVED_BY_ID, (drawer_id,)).fetchone()
         if row is None:
             raise DrawerNotFound(f"no drawer {drawer_id} in vault {context.vault_id!r}")
-        drawer = verified_drawer(context, row[0], bytes(row[1]), bytes(row[2]), bytes(row[3]))
+        [drawer] = served_drawers(context, [row])
         if drawer.wing == QUARANTINE_WING and wing != QUARANTINE_WING:  # the quarantine fence (HMAC-covered wing)
             raise DrawerNotFound(
                 f"no drawer {drawer_id} in vault {context.vault_id!r} outside {QUARANTINE_WING!r} "
@@ -238,7 +241,7 @@ class VaultStore:
         include_quarantine: bool = False,
     ) -> NDArray[np.int64]:
         """The ``seq`` of every drawer in a scope, ascending (the quarantine wing only when named or asked)."""
-        clauses, params = _scope(wing, room, kind, include_quarantine)
+        clauses, params = _scope(wing, room, kind, include_quarantine, None)
         sql = f"SELECT seq FROM drawers{clauses} ORDER BY seq"  # noqa: S608 - fixed clauses, bound values
         context = self._live()
         if wing is not None or room is not None:
@@ -259,21 +262,25 @@ class VaultStore:
         kind: str | None = None,
         limit: int | None = None,
         include_quarantine: bool = False,
+        trust_floor: bool = True,
     ) -> list[Drawer]:
-        """Verified drawers in a scope, newest first (the quarantine wing only when named)."""
+        """Verified drawers in a scope, newest first (the quarantine wing only when named).
+
+        Unscoped (no `wing`), the listing is under the vault's trust floor (``UNDERCROFT_TRUST_FLOOR``, the one
+        rule `trust.read_floor` resolves for every unscoped read); naming a wing bypasses it. ``trust_floor=False``
+        is for the engine deciding a write from the listing, never for a read that hands content out.
+        """
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise InvalidDrawer(f"limit must be a positive integer, got {limit!r}")
-        clauses, params = _scope(wing, room, kind, include_quarantine)
-        sql = f"SELECT {DRAWER_COLUMNS} FROM drawers{clauses} ORDER BY seq DESC"  # noqa: S608 - fixed clauses
+        context = self._live()
+        floor = read_floor(self, wing=wing) if trust_floor else None
+        clauses, params = _scope(wing, room, kind, include_quarantine, floor)
+        sql = f"SELECT {SERVED_COLUMNS} FROM drawers{clauses} ORDER BY seq DESC"  # noqa: S608 - fixed clauses
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        context = self._live()
         if wing is not None or room is not None:
             guard_scope_index(context)  # a damaged index would answer short, silently
-        return [
-            verified_drawer(context, r[0], bytes(r[1]), bytes(r[2]), bytes(r[3]))
-            for r in context.connection.execute(sql, params)
-        ]
+        return served_drawers(context, context.connection.execute(sql, params).fetchall())
 
     def count(self) -> int:
         """Live drawers, the quarantine wing included."""
@@ -283,17 +290,17 @@ class VaultStore:
     def hydrate(self, keys: Iterable[int | str]) -> list[Drawer]:
         """Verified drawers for ``seq`` numbers or ids, in the order given; keys no longer present are skipped."""
         context = self._live()
-        result: list[Drawer] = []
+        rows = []
         for key in keys:
             if isinstance(key, str):
-                row = context.connection.execute(SELECT_BY_ID, (key,)).fetchone()
+                row = context.connection.execute(SERVED_BY_ID, (key,)).fetchone()
             elif isinstance(key, int | np.integer) and not isinstance(key, bool):
-                row = context.connection.execute(SELECT_BY_SEQ, (int(key),)).fetchone()
+                row = context.connection.execute(SERVED_BY_SEQ, (int(key),)).fetchone()
             else:
                 raise InvalidDrawer(f"hydrate takes seq numbers or drawer ids, got {type(key).__name__}")
             if row is not None:
-                result.append(verified_drawer(context, row[0], bytes(row[1]), bytes(row[2]), bytes(row[3])))
-        return result
+                rows.append(row)
+        return served_drawers(context, rows)
 
     @audited_read("get", subject=lambda a: "hydrate")
     def hydrate_many(self, seqs: Iterable[int]) -> dict[int, Drawer]:
@@ -339,8 +346,9 @@ class VaultStore:
 
 
 def _scope(
-    wing: str | None, room: str | None, kind: str | None, include_quarantine: bool
+    wing: str | None, room: str | None, kind: str | None, include_quarantine: bool, floor: Floor | None
 ) -> tuple[str, tuple[str, ...]]:
+    # Clear-column filters: a row they select is served only if its mirrors equal its covered meta.
     clauses: list[str] = []
     params: list[str] = []
     for column, value in (("wing", wing), ("room", room), ("kind", kind)):
@@ -350,4 +358,8 @@ def _scope(
     if wing is None and not include_quarantine:
         clauses.append("wing != ?")
         params.append(QUARANTINE_WING)
+    if floor is not None:
+        condition, values = floor.clause()
+        clauses.append(condition)
+        params.extend(values)
     return ((" WHERE " + " AND ".join(clauses)) if clauses else "", tuple(params))

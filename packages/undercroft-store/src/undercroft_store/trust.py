@@ -7,22 +7,26 @@ chain the label guard has replayed, in both directions (a ``trust/`` label whose
 a flipped class, an older row written back, a deleted row or a relabelled audit row is `TrustTampered` /
 `LabelGuardRefused`, an integrity verdict naming ``undercroft verify``. A wing never assigned is standard.
 
-Consumed as a candidate-set floor (see `trust_policy`): a request's ``min_trust`` always applies; the vault
-floor (``UNDERCROFT_TRUST_FLOOR``; garbage refuses to open) applies unless the request names a wing.
-Operator surface only — never MCP.
+The floor rule lives here, once (`floor_in_force`, `Floor`): a request's ``min_trust`` always applies; the
+vault floor (``UNDERCROFT_TRUST_FLOOR``; garbage refuses) applies to every UNSCOPED content read — search,
+listings, wake-up, closets, the duplicate oracle, hallways — and a read that names a wing bypasses it.
+`read_floor(store, wing=…)` resolves it for a store read; search's scope resolver applies the same `Floor` to
+its candidate set. Assignments are operator surface only — never MCP.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final, Protocol
 
+import numpy as np
+from numpy.typing import NDArray
 from undercroft_config import settings
 from undercroft_core.drawer import canonical_json
 from undercroft_core.errors import InvalidInput
 from undercroft_core.names import validate_name
-from undercroft_core.vocabulary import QUARANTINE_WING, TRUST_VOCAB, validate_trust
+from undercroft_core.vocabulary import QUARANTINE_WING, TRUST_ORDER, TRUST_VOCAB, validate_trust
 from undercroft_vault import AuditRow, VaultKeys, compute_tag, constant_time_equal
 
 from undercroft_store._internal.context import VaultContext
@@ -36,12 +40,17 @@ if TYPE_CHECKING:  # rotation and search import verify (through store), which im
     from undercroft_store.search.scope import TrustPolicy
 
 __all__ = [
+    "DEFAULT_TRUST",
     "TRUST_PREFIX",
     "TRUST_TABLE",
+    "Floor",
+    "SeqSource",
     "TrustAssignment",
     "TrustTampered",
     "check_trust_rows",
+    "floor_in_force",
     "list_trust",
+    "read_floor",
     "reseal_trust_rows",
     "set_trust",
     "trust_assignments",
@@ -50,6 +59,88 @@ __all__ = [
 
 #: The audit label prefix of a trust assignment: ``trust/<wing>``.
 TRUST_PREFIX = "trust/"
+#: The class of a wing the operator assigned none.
+DEFAULT_TRUST: Final = "standard"
+
+
+class SeqSource(Protocol):
+    """What a floor reads to filter a candidate set: seq numbers by clear wing label, ascending."""
+
+    def scope_seqs(
+        self,
+        *,
+        wing: str | None = None,
+        room: str | None = None,
+        kind: str | None = None,
+        include_quarantine: bool = False,
+    ) -> NDArray[np.int64]:
+        """The ``seq`` of every drawer in a scope, ascending."""
+        ...
+
+
+def floor_in_force(*, vault_floor: str | None, min_trust: str | None, wing: str | None) -> str | None:
+    """The floor a read is under: its own ``min_trust`` always; the vault floor unless the read names a wing."""
+    if min_trust is not None:
+        return min_trust
+    return None if wing is not None else vault_floor
+
+
+@dataclass(frozen=True, slots=True)
+class Floor:
+    """A trust class in force over the verified assignments: which wings it admits (unassigned: standard).
+
+    A floor at or below the default excludes the wings assigned below it; a floor above the default admits
+    only the wings assigned at or above it. The quarantine wing takes no class (its fence is separate).
+    Filters compare the clear ``wing`` column; what they let through is served only if that column equals
+    the row's HMAC-covered wing (`_internal.reading.check_served`), so the decision stands on covered meta.
+    """
+
+    trust: str
+    assignments: Mapping[str, str]
+
+    @property
+    def rank(self) -> int:
+        """The floor's rank in `TRUST_ORDER`."""
+        return TRUST_ORDER[self.trust]
+
+    @property
+    def excluded(self) -> tuple[str, ...]:
+        """The assigned wings below the floor, sorted (the disclosure a search reports)."""
+        return tuple(
+            sorted(w for w, t in self.assignments.items() if TRUST_ORDER[t] < self.rank and w != QUARANTINE_WING)
+        )
+
+    @property
+    def admitted(self) -> tuple[str, ...] | None:
+        """Above the default: the only wings admitted, sorted; None when every unassigned wing is admitted."""
+        if TRUST_ORDER[DEFAULT_TRUST] >= self.rank:
+            return None
+        return tuple(sorted(w for w, t in self.assignments.items() if TRUST_ORDER[t] >= self.rank))
+
+    def admits(self, wing: str) -> bool:
+        """Whether a drawer of `wing` may answer under this floor."""
+        return TRUST_ORDER[self.assignments.get(wing, DEFAULT_TRUST)] >= self.rank
+
+    def clause(self) -> tuple[str, tuple[str, ...]]:
+        """The floor as one SQL condition on the ``wing`` column, with its bound values."""
+        admitted = self.admitted
+        if admitted is not None:
+            return (f"wing IN ({','.join('?' * len(admitted))})", admitted) if admitted else ("0", ())
+        excluded = self.excluded
+        return (f"wing NOT IN ({','.join('?' * len(excluded))})", excluded) if excluded else ("1", ())
+
+    def filter_seqs(self, source: SeqSource, seqs: NDArray[np.int64], wing: str | None) -> NDArray[np.int64]:
+        """`seqs` (ascending, unique) without the drawers this floor does not admit (`wing`: the one named)."""
+        admitted = self.admitted
+        if admitted is None:
+            for excluded in self.excluded:
+                if wing is None or wing == excluded:
+                    found = source.scope_seqs(wing=excluded, include_quarantine=True)
+                    seqs = np.setdiff1d(seqs, found, assume_unique=True)
+            return seqs
+        keep = [source.scope_seqs(wing=w, include_quarantine=True) for w in admitted]
+        allowed = np.unique(np.concatenate(keep)) if keep else np.zeros(0, dtype=np.int64)
+        return np.intersect1d(seqs, allowed, assume_unique=True)
 
 
 class TrustTampered(StoreIntegrityError):
@@ -158,6 +249,24 @@ def trust_policy(store: object, env: Mapping[str, str] | None = None) -> TrustPo
 
     floor = settings.trust_floor(env)
     return TrustPolicy(trust_assignments(store), None if floor is None else str(floor))
+
+
+def read_floor(
+    store: object, *, wing: str | None = None, min_trust: str | None = None, env: Mapping[str, str] | None = None
+) -> Floor | None:
+    """The floor a store read naming `wing` is under (None: no floor), over the verified assignments.
+
+    `floor_in_force` decides the class (``min_trust``; else ``UNDERCROFT_TRUST_FLOOR`` — garbage refuses — for
+    an unscoped read); the assignments are read through the label guard only when a floor applies.
+    """
+    vault_floor = settings.trust_floor(env) if min_trust is None and wing is None else None
+    trust = floor_in_force(
+        vault_floor=None if vault_floor is None else str(vault_floor), min_trust=min_trust, wing=wing
+    )
+    if trust is None:
+        return None
+    validate_trust(trust)
+    return Floor(trust, trust_assignments(store))
 
 
 def check_trust_rows(context: VaultContext, newest: Mapping[str, AuditRow]) -> list[str]:

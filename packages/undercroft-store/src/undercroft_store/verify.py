@@ -154,7 +154,11 @@ class VerifyReport:
 
 
 # The embedding column is read only where its leg runs (sealed vaults: it must open under {id}/emb).
-_ROWS = "SELECT id, wing, room, kind, supersedes, meta_json, content, tag, fingerprint{} FROM drawers ORDER BY seq"
+# The mirrors are read as raw bytes: one that is not even UTF-8 is drift to report, not a decode crash.
+_ROWS = (
+    "SELECT id, CAST(wing AS BLOB), CAST(room AS BLOB), CAST(kind AS BLOB), CAST(supersedes AS BLOB), "
+    "meta_json, content, tag, fingerprint{} FROM drawers ORDER BY seq"
+)
 # Rows per fetch: bounded memory at any vault size, few round trips.
 _FETCH = 1_000
 
@@ -186,8 +190,17 @@ def _check_drawers(context: VaultContext, report: VerifyReport) -> tuple[dict[st
             if not constant_time_equal(fingerprint(keys, plain), bytes(mark)):
                 report.fingerprint_drift.append(drawer_id)  # dedup would miss (or invent) a duplicate
             document = json.loads(meta)
-            mirrored = (document.get("wing"), document.get("room"), document.get("kind"), document.get("supersedes"))
-            if (wing, room, kind, supersedes) != mirrored:
+            mirrored = tuple(
+                value.encode("utf-8") if isinstance(value, str) else value
+                for value in (
+                    document.get("wing"),
+                    document.get("room"),
+                    document.get("kind"),
+                    document.get("supersedes"),
+                )
+            )
+            stored = tuple(None if value is None else bytes(value) for value in (wing, room, kind, supersedes))
+            if stored != mirrored:
                 report.mirror_drift.append(drawer_id)
             index = document.get("chunk_index")
             # A queue slot's index is derived from its words, not allocated: it never moves the counter.

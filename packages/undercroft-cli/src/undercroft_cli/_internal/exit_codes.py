@@ -9,7 +9,7 @@ from collections.abc import Callable
 import click
 from undercroft_core.errors import IntegrityError, UndercroftError
 
-__all__ = ["EXIT_INTEGRITY", "EXIT_OK", "EXIT_RUN_FAILED", "exit_code_for", "run_cli"]
+__all__ = ["EXIT_INTEGRITY", "EXIT_OK", "EXIT_RUN_FAILED", "database_verdict", "exit_code_for", "run_cli"]
 
 EXIT_OK = 0
 EXIT_RUN_FAILED = 1
@@ -22,6 +22,32 @@ _MALFORMED_MESSAGE = (
     "the vault database is malformed: possible tampering or disk corruption; "
     "preserve the evidence, run undercroft verify and restore a backup that verifies"
 )
+
+
+# The sqlite3 module's own refusal of a stored TEXT value that is not UTF-8. Every text this engine binds is
+# a Python str, which the module encodes as valid UTF-8, so such a value was written beneath the engine (a
+# flipped byte in a clear label column): a verdict, like a malformed page, never a run failure.
+_UNDECODABLE = "Could not decode to UTF-8 column '"
+
+
+def database_verdict(error: sqlite3.DatabaseError) -> str | None:
+    """The integrity verdict an untyped database error stands for (a fixed sentence), or None for a run failure.
+
+    The sentence never quotes the error's own text: it can carry a stored value.
+    """
+    code = getattr(error, "sqlite_errorname", "") or ""
+    if code in _MALFORMED:
+        return f"{_MALFORMED_MESSAGE} ({code})"
+    message = str(error)
+    if isinstance(error, sqlite3.OperationalError) and message.startswith(_UNDECODABLE):
+        column = message[len(_UNDECODABLE) :].partition("'")[0]
+        shown = column if column.isidentifier() and len(column) <= 64 else "?"
+        return (
+            f"the vault database holds a text value that is not UTF-8 (column {shown!r}): it was changed "
+            "beneath the engine (tampering or disk corruption); preserve the evidence, run undercroft verify "
+            "and restore a backup that verifies"
+        )
+    return None
 
 
 def exit_code_for(error: BaseException) -> int:
@@ -51,6 +77,10 @@ def run_cli(group: click.Group, args: list[str] | None = None, *, echo: Callable
     except sqlite3.DatabaseError as error:
         if getattr(error, "sqlite_errorname", "") in _MALFORMED:
             say(f"integrity: {_MALFORMED_MESSAGE} ({error})")
+            return EXIT_INTEGRITY
+        verdict = database_verdict(error)
+        if verdict is not None:
+            say(f"integrity: {verdict}")
             return EXIT_INTEGRITY
         say(f"error: the vault database refused the operation: {error}")
         return EXIT_RUN_FAILED

@@ -4,10 +4,10 @@ The vault is opened before the server starts, so an open-time integrity verdict 
 ``serve-mcp`` exits 2 instead of serving. Every call passes the read-only gate, then the quarantine fence,
 then argument parsing, then the handler; any typed failure comes back as one error reply (``is_error``) whose
 text starts ``error:`` or, for an integrity verdict, ``integrity:``. Untyped failures are mapped the way the
-CLI's ``run_cli`` maps them: a malformed SQLite image (SQLITE_CORRUPT, SQLITE_NOTADB) is an ``integrity:``
-reply, anything else one ``error: <type>: <fixed sentence>`` reply. Their messages are never echoed (they can
-quote a path, an SQL fragment or a drawer's words), no traceback reaches the client, and the server keeps
-serving.
+CLI's ``run_cli`` maps them: a malformed SQLite image (SQLITE_CORRUPT, SQLITE_NOTADB) or a stored text value
+that is not UTF-8 is an ``integrity:`` reply, anything else one ``error: <type>: <fixed sentence>`` reply.
+Their messages are never echoed (they can quote a path, an SQL fragment or a drawer's words), no traceback
+reaches the client, and the server keeps serving.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from undercroft_config import Error as DeclarationError
 from undercroft_core.errors import IntegrityError, UndercroftError
 
 from undercroft_cli import __version__
+from undercroft_cli._internal.exit_codes import database_verdict
 from undercroft_cli._internal.mcp_stdin import ScreenedLines, claimed_stdin
 from undercroft_cli.mcp.errors import UnknownTool
 from undercroft_cli.mcp.fences import check_quarantine_fence, check_read_only
@@ -121,6 +122,9 @@ def unexpected_reply(failure: Exception) -> ToolReply:
         code = getattr(failure, "sqlite_errorname", None) or "unknown result code"
         if code in _MALFORMED:
             return ToolReply(f"{MALFORMED_REPLY} ({code})", is_error=True)
+        verdict = database_verdict(failure)  # stored text that is not UTF-8: changed beneath the engine
+        if verdict is not None:
+            return ToolReply(f"integrity: {verdict}", is_error=True)
         return ToolReply(f"error: {kind}: the vault database refused the operation ({code})", is_error=True)
     symbol = errno.errorcode.get(failure.errno or -1) if isinstance(failure, OSError) else None
     if symbol is not None:

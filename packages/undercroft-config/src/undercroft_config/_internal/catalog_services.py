@@ -31,7 +31,9 @@ def _advisor(value: object) -> Capability | None:
 GOVERNANCE: tuple[Declaration, ...] = (
     declare("UNDERCROFT_TRUST_FLOOR", "governance", "enum", "unset (no floor)",
             "one of quarantined, standard, trusted, or off", D.REFUSE,
-            "Vault-level minimum wing trust for unscoped reads; a floor that does not parse would apply none.",
+            "Vault-level minimum wing trust for every unscoped content read (search, drawer list, wake-up, "
+            "closets, check_duplicate, hallways); naming a wing bypasses it; a floor that does not parse would "
+            "apply none.",
             p.choice(TrustClass, allow_off=True)),
     declare("UNDERCROFT_ADMIT_TRUSTED_SOURCES", "governance", "list", "empty",
             "a comma-separated list of surfaces", D.ACCEPT,

@@ -28,7 +28,7 @@ from undercroft_core.drawer import (
 from undercroft_vault import Domain, IntegrityFailure, compute_tag, constant_time_equal
 
 from undercroft_store._internal.context import VaultContext
-from undercroft_store._internal.reading import report_tamper
+from undercroft_store._internal.reading import SERVED_COLUMNS, check_served, report_tamper, served_row
 from undercroft_store.errors import RecordTampered
 
 __all__ = ["BATCH_ROWS", "hydrate_many", "trusted_drawer"]
@@ -171,21 +171,25 @@ def _verified(context: VaultContext, drawer_id: str, meta: bytes, content: bytes
 def hydrate_many(context: VaultContext, seqs: Sequence[int]) -> dict[int, Drawer]:
     """Verified drawers by ``seq``, in the order given (repeats once); seqs no longer present are skipped.
 
-    Every row is read in one snapshot per batch and verified before it is opened; any failure raises
-    `RecordTampered` and nothing is returned.
+    Every row is read in one snapshot per batch and verified before it is opened, then held to the served-row
+    rule (`reading.check_served`: clear mirrors equal to the covered meta, no id written back after its
+    recorded destruction); any failure raises `RecordTampered` and nothing is returned.
     """
     wanted = list(dict.fromkeys(int(seq) for seq in seqs))
-    rows: dict[int, tuple[str, bytes, bytes, bytes]] = {}
+    rows: dict[int, Sequence[Any]] = {}
     connection = context.connection
     for first in range(0, len(wanted), BATCH_ROWS):
         batch = wanted[first : first + BATCH_ROWS]
         marks = ",".join("?" * len(batch))
-        sql = f"SELECT seq, id, meta_json, content, tag FROM drawers WHERE seq IN ({marks})"  # noqa: S608 - marks only
-        for seq, drawer_id, meta, content, tag in connection.execute(sql, batch):
-            rows[seq] = (drawer_id, bytes(meta), bytes(content), bytes(tag))
+        sql = f"SELECT {SERVED_COLUMNS} FROM drawers WHERE seq IN ({marks})"  # noqa: S608 - marks only
+        for row in connection.execute(sql, batch):
+            rows[int(row[0])] = row
     result: dict[int, Drawer] = {}
+    served: list[tuple[Drawer, Sequence[Any]]] = []
     for seq in wanted:
         row = rows.get(seq)
         if row is not None:
-            result[seq] = _verified(context, *row)
+            drawer = result[seq] = _verified(context, *served_row(context, row))
+            served.append((drawer, row))
+    check_served(context, served)
     return result

@@ -12,34 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
-from undercroft_core.vocabulary import KIND_VOCAB, QUARANTINE_WING, TRUST_ORDER, validate_trust
+from undercroft_core.vocabulary import KIND_VOCAB, validate_trust
 
 from undercroft_store.search.errors import InvalidSearch
 from undercroft_store.search.request import SearchRequest
+from undercroft_store.trust import DEFAULT_TRUST, Floor, floor_in_force
+from undercroft_store.trust import SeqSource as ScopeSource
 
 __all__ = ["DEFAULT_TRUST", "Scope", "ScopeSource", "TrustPolicy", "resolve_scope"]
-
-#: The class of a wing the operator assigned none.
-DEFAULT_TRUST = "standard"
-
-
-class ScopeSource(Protocol):
-    """What scope resolution reads from a vault: seq numbers by clear label, ascending."""
-
-    def scope_seqs(
-        self,
-        *,
-        wing: str | None = None,
-        room: str | None = None,
-        kind: str | None = None,
-        include_quarantine: bool = False,
-    ) -> NDArray[np.int64]:
-        """The ``seq`` of every drawer in a scope, ascending."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,10 +41,8 @@ class TrustPolicy:
             validate_trust(self.vault_floor)
 
     def floor_for(self, request: SearchRequest) -> str | None:
-        """The floor in force: the request's own ``min_trust`` always; the vault floor unless a wing is named."""
-        if request.min_trust is not None:
-            return request.min_trust
-        return None if request.wing is not None else self.vault_floor
+        """The floor in force (`trust.floor_in_force`): ``min_trust`` always; the vault floor unless a wing is named."""
+        return floor_in_force(vault_floor=self.vault_floor, min_trust=request.min_trust, wing=request.wing)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,12 +86,11 @@ def resolve_scope(source: ScopeSource, request: SearchRequest, trust: TrustPolic
     floor = trust.floor_for(request)
     excluded_wings: tuple[str, ...] | None = None
     if floor is not None:
-        rank = TRUST_ORDER[floor]
-        below = sorted(w for w, t in trust.assignments.items() if TRUST_ORDER[t] < rank and w != QUARANTINE_WING)
-        seqs = _apply_floor(source, trust, seqs, rank, below, request.wing)
+        rule = Floor(floor, trust.assignments)  # the one floor rule every unscoped read applies (trust.Floor)
+        seqs = rule.filter_seqs(source, seqs, request.wing)
         if unlabeled_seqs is not None:
-            unlabeled_seqs = _apply_floor(source, trust, unlabeled_seqs, rank, below, request.wing)
-        excluded_wings = tuple(below)
+            unlabeled_seqs = rule.filter_seqs(source, unlabeled_seqs, request.wing)
+        excluded_wings = rule.excluded
     return Scope(
         seqs=np.asarray(seqs, dtype=np.int64),
         declared=declared,
@@ -119,23 +99,3 @@ def resolve_scope(source: ScopeSource, request: SearchRequest, trust: TrustPolic
         trust_excluded_wings=excluded_wings,
         label=_label(request),
     )
-
-
-def _apply_floor(
-    source: ScopeSource,
-    trust: TrustPolicy,
-    seqs: NDArray[np.int64],
-    rank: int,
-    below: list[str],
-    wing: str | None,
-) -> NDArray[np.int64]:
-    if TRUST_ORDER[DEFAULT_TRUST] >= rank:
-        for excluded in below:
-            if wing is None or wing == excluded:
-                seqs = np.setdiff1d(seqs, source.scope_seqs(wing=excluded, include_quarantine=True), assume_unique=True)
-        return seqs
-    # A floor above the default admits only the wings assigned at or above it.
-    admitted = [w for w, t in trust.assignments.items() if TRUST_ORDER[t] >= rank]
-    keep = [source.scope_seqs(wing=w, include_quarantine=True) for w in admitted]
-    allowed = np.unique(np.concatenate(keep)) if keep else np.zeros(0, dtype=np.int64)
-    return np.intersect1d(seqs, allowed, assume_unique=True)

@@ -206,7 +206,8 @@ def _delete_by_source(session: ToolSession, args: Arguments) -> str:
     source = args.required_text("source_file")
     dry_run = args.flag("dry_run")
     with silent(session.store, InternalRead.WRITE_DECISION):  # ids and a count go back (dry run too), no words
-        matched = [d.id for d in session.store.list_drawers() if d.source_file == source]
+        # A write decision, not a read: every wing's drawers from the source, whatever the read floor admits.
+        matched = [d.id for d in session.store.list_drawers(trust_floor=False) if d.source_file == source]
     if dry_run:
         return f"would delete {len(matched)} drawer(s) mined from {source}" + "".join(f"\n  {i}" for i in matched)
     for drawer_id in matched:

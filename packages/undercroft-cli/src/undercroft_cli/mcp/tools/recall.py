@@ -2,16 +2,18 @@
 
 Each rides a store read that excludes the quarantine wing (and the fence above dispatch refuses naming it),
 so none of them can hand the agent a diverted drawer's words at session start — exactly where injected text
-wants to be. Everything derived from drawer words (snippets, closet topics and quotes, hallway entity names)
-comes back inside ``<memory>`` blocks, as untrusted data. ``undercroft_dedup`` is the one write: it folds
-every removed copy's dates into the survivor through the store's choke point (``Screen()``), so no date is
-lost; it is a dry run unless ``dry_run`` is false.
+wants to be. Unscoped (no ``wing``), each is under the vault's trust floor (``UNDERCROFT_TRUST_FLOOR``), the
+store's one rule for unscoped reads. Everything derived from drawer words (snippets, closet topics and quotes,
+hallway entity names) comes back inside ``<memory>`` blocks, as untrusted data. ``undercroft_dedup`` is the one
+write: it folds every removed copy's dates into the survivor through the store's choke point (``Screen()``), so
+no date is lost; it is a dry run unless ``dry_run`` is false.
 """
 
 from __future__ import annotations
 
 from undercroft_core.drawer import Drawer
 from undercroft_store import closets, dedup, hallways, wakeup
+from undercroft_store.trust import read_floor
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.tools.base import (
@@ -115,7 +117,11 @@ def _closet_index(session: ToolSession, args: Arguments) -> str:
 def _list_hallways(session: ToolSession, args: Arguments) -> str:
     limit, offset = _page(args, default=100, high=500)
     wing = args.text("wing")
-    wings = [wing] if wing is not None else sorted(session.store.stats().wings)  # stats exclude quarantine
+    if wing is not None:
+        wings = [wing]
+    else:  # every wing is an unscoped read: under the vault's trust floor, like the other recall surfaces
+        floor = read_floor(session.store)
+        wings = [w for w in sorted(session.store.stats().wings) if floor is None or floor.admits(w)]  # no quarantine
     found = read_once(
         session.store,
         "hallways",
