@@ -8,6 +8,7 @@ from typing import Any
 from undercroft_core.vocabulary import QUARANTINE_WING
 
 from undercroft_store._internal.context import VaultContext
+from undercroft_store._internal.heals import recorded_heals
 from undercroft_store._internal.identity import recorded_identity
 
 __all__ = ["VaultStats", "vault_stats"]
@@ -19,6 +20,8 @@ class VaultStats:
 
     ``chain_records`` is the audit-chain height; ``writes`` is the same number under its deprecated name.
     ``embed_failures`` counts the zero vectors this handle's embedder degraded to since the vault opened.
+    ``heals`` is the heal log: what writable opens repaired (an anchor found behind, a staged rotation
+    promoted), newest last, kept after the open that healed (``unhealed`` is this handle's open only).
     """
 
     vault: str
@@ -36,6 +39,7 @@ class VaultStats:
     embed_failures: int
     embedder: str | None
     unhealed: list[str] = field(default_factory=list)
+    heals: list[str] = field(default_factory=list)  # the heal log (meta.heals): what writable opens repaired
 
     def taxonomy(self) -> dict[str, dict[str, int]]:
         """Wing → room → drawers, from the ``wing/room`` counts (the quarantine wing's rooms excluded)."""
@@ -66,6 +70,8 @@ class VaultStats:
             f"unhealed:       {len(self.unhealed)}",
         ]
         lines += [f"  {line}" for line in self.unhealed]
+        lines.append(f"heals logged:   {len(self.heals)}")
+        lines += [f"  {line}" for line in self.heals]
         return "\n".join(lines)
 
 
@@ -85,6 +91,7 @@ def vault_stats(context: VaultContext, unhealed: list[str]) -> VaultStats:
             rooms[f"{wing}/{room}"] = int(count)
         head, height = connection.execute("SELECT head, height FROM chain_meta WHERE id = 1").fetchone()
         identity = recorded_identity(context)
+        heals = recorded_heals(connection)
     finally:
         connection.execute("COMMIT")
     drawers = sum(wings.values()) + quarantined
@@ -105,4 +112,5 @@ def vault_stats(context: VaultContext, unhealed: list[str]) -> VaultStats:
         embed_failures=context.embedder.embed_failures - context.embed_failures_at_open,
         embedder=identity,
         unhealed=unhealed,
+        heals=heals,
     )

@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 
+import click
 from undercroft_config import settings
 from undercroft_core.embedder import Embedder
 from undercroft_core.hash_embedder import HashEmbedder
@@ -36,9 +37,16 @@ def open_palace(*, read_only: bool = False, env: Mapping[str, str] | None = None
 
 @contextmanager
 def open_store(vault: str, *, read_only: bool = False) -> Iterator[VaultStore]:
-    """Open ``vault`` with the composed embedder; palace and store keys are wiped on exit."""
+    """Open ``vault`` with the composed embedder; palace and store keys are wiped on exit.
+
+    Every heal the open performed (an anchor fast-forwarded: how far behind; a staged rotation promoted) is
+    reported on stderr as ``healed: …`` before the command runs — the heal erases the evidence it acted on,
+    so it is never silent (it is also logged where ``stats`` shows it).
+    """
     embedder = pick_embedder()
     with open_palace(read_only=read_only) as palace, palace.open_vault(vault, embedder, read_only=read_only) as store:
+        for line in store.healed:
+            click.echo(f"healed: {line}", err=True)
         yield store
 
 

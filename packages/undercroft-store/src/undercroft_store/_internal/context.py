@@ -11,6 +11,8 @@ from pathlib import Path
 from undercroft_core.embedder import Embedder
 from undercroft_vault import Manifest, Sealer, VaultKeys
 
+from undercroft_store._internal.vault_lock import VaultLock
+
 __all__ = ["VaultContext", "format_instant", "utc_now"]
 
 
@@ -44,6 +46,7 @@ class VaultContext:
     unhealed: list[str] = field(default_factory=list)
     healed: list[str] = field(default_factory=list)
     closed: bool = False
+    lock: VaultLock | None = None  # the vault directory lock this context holds until it closes
 
     @property
     def sealed(self) -> bool:

@@ -46,6 +46,7 @@ def _status(session: ToolSession, args: Arguments) -> str:
         "embedder": stats.embedder,
         "embed_failures": stats.embed_failures,
         "unhealed": stats.unhealed,
+        "heals": stats.heals,
     }
     return json.dumps(status, indent=2)
 
