@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -46,10 +47,11 @@ def _log(path: Path, record: dict[str, Any]) -> None:
         os.fsync(handle.fileno())
 
 
-def _rotator(home: Path, out: Path, rotations: int) -> None:
+def _rotator(home: Path, out: Path, rotations: int, deadline_s: float) -> None:
     done = refused = 0
     seconds: list[float] = []
-    while done < rotations:
+    deadline = time.monotonic() + deadline_s
+    while done < rotations and time.monotonic() < deadline:
         started = time.perf_counter()
         try:
             with _palace(home) as palace:
@@ -75,9 +77,11 @@ def _rotator(home: Path, out: Path, rotations: int) -> None:
     _log(out, {"role": "rotator", "rotations": done, "refused": refused, "seconds": seconds})
 
 
-def _worker(role: str, home: Path, out: Path, stop: Path, index: int) -> None:
+def _worker(role: str, home: Path, out: Path, stop: Path, index: int, pause: float) -> None:
     operations = refused = 0
+    jitter = random.Random(index)  # noqa: S311 - a schedule jitter, not a secret
     while not stop.exists():
+        time.sleep(jitter.uniform(0, 2 * pause))  # the gap between two CLI commands (interpreter start)
         try:
             if role == "writer":
                 with _palace(home) as palace, palace.open_vault(VAULT, HashEmbedder()) as store:
@@ -112,14 +116,30 @@ def _present(store: Any, drawer_id: str) -> bool:
     return True
 
 
-def _spawn(role: str, home: Path, out: Path, stop: Path, index: int, rotations: int) -> subprocess.Popen[bytes]:
+def _spawn(
+    role: str, home: Path, out: Path, stop: Path, index: int, rotations: int, deadline_s: float, pause: float
+) -> subprocess.Popen[bytes]:
     command = [sys.executable, __file__, "--role", role, "--home", str(home), "--out", str(out)]
     command += ["--stop", str(stop), "--index", str(index), "--rotations", str(rotations)]
+    command += ["--deadline", str(deadline_s), "--pause", str(pause)]
     return subprocess.Popen(command)
 
 
-def run_race(home: Path, *, rotations: int, writers: int = 2, searchers: int = 1, verifiers: int = 1) -> dict[str, Any]:
-    """Run one race in ``home`` (created here) and return its figures (see the module docstring)."""
+def run_race(
+    home: Path,
+    *,
+    rotations: int,
+    writers: int = 2,
+    searchers: int = 1,
+    verifiers: int = 1,
+    deadline_s: float = 1800,
+    pause: float = 0.05,
+) -> dict[str, Any]:
+    """Run one race in ``home`` (created here) and return its figures (see the module docstring).
+
+    The rotator stops at ``rotations`` or after ``deadline_s`` seconds, whichever comes first; each worker
+    sleeps a random 0 … 2 × ``pause`` seconds between operations (the gap between two CLI commands).
+    """
     with _palace(home) as palace:
         palace.init()
         with palace.open_vault(VAULT, HashEmbedder()) as store:
@@ -127,11 +147,11 @@ def run_race(home: Path, *, rotations: int, writers: int = 2, searchers: int = 1
     out, stop = home / "race.jsonl", home / "race.stop"
     started = time.perf_counter()
     roles = ["writer"] * writers + ["searcher"] * searchers + ["verifier"] * verifiers
-    workers = [_spawn(role, home, out, stop, i, rotations) for i, role in enumerate(roles)]
+    workers = [_spawn(role, home, out, stop, i, rotations, deadline_s, pause) for i, role in enumerate(roles)]
     deadline = time.monotonic() + 120
     while not all((home / f"race.ready-{i}").exists() for i in range(len(roles))) and time.monotonic() < deadline:
         time.sleep(0.05)
-    rotator = _spawn("rotator", home, out, stop, 0, rotations)
+    rotator = _spawn("rotator", home, out, stop, 0, rotations, deadline_s, pause)
     rotator.wait()
     stop.touch()
     for worker in workers:
@@ -140,10 +160,14 @@ def run_race(home: Path, *, rotations: int, writers: int = 2, searchers: int = 1
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     alarms = [r["alarm"] for r in records if "alarm" in r]
     acked = [r["ack"] for r in records if "ack" in r]
-    summary = next((r for r in records if r.get("role") == "rotator" and "rotations" in r), {})
-    with _palace(home, read_only=True) as palace, palace.open_vault(VAULT, HashEmbedder()) as store:
-        lost = [drawer_id for drawer_id in acked if not _present(store, drawer_id)]
-        final = store.verify()
+    summary: dict[str, Any] = next((r for r in records if r.get("role") == "rotator" and "rotations" in r), {})
+    final_error = None
+    try:
+        with _palace(home, read_only=True) as palace, palace.open_vault(VAULT, HashEmbedder()) as store:
+            lost = [drawer_id for drawer_id in acked if not _present(store, drawer_id)]
+            final_ok = store.verify().ok
+    except IntegrityError as error:  # a bricked vault: nothing acknowledged can be read back
+        final_error, lost, final_ok = f"{type(error).__name__}: {error}", acked, False
     per_role: dict[str, dict[str, int]] = {}
     for record in records:
         if "operations" in record:
@@ -160,7 +184,8 @@ def run_race(home: Path, *, rotations: int, writers: int = 2, searchers: int = 1
         "lost_writes": len(lost),
         "false_alarms": len(alarms),
         "alarm_samples": alarms[:5],
-        "final_verify_ok": final.ok,
+        "final_verify_ok": final_ok,
+        "final_open_error": final_error,
         "workers": per_role,
         "wall_s": round(wall, 1),
     }
@@ -171,6 +196,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rotations", type=int, default=200)
     parser.add_argument("--writers", type=int, default=2)
+    parser.add_argument("--deadline", type=float, default=1800.0, help="seconds before the rotator stops early")
+    parser.add_argument("--pause", type=float, default=0.05, help="mean seconds a worker waits between operations")
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--role", choices=["rotator", "writer", "searcher", "verifier"])
     parser.add_argument("--home", type=Path)
@@ -179,14 +206,16 @@ def main() -> int:
     parser.add_argument("--index", type=int, default=0)
     args = parser.parse_args()
     if args.role == "rotator":
-        _rotator(args.home, args.out, args.rotations)
+        _rotator(args.home, args.out, args.rotations, args.deadline)
         return 0
     if args.role:
-        _worker(args.role, args.home, args.out, args.stop, args.index)
+        _worker(args.role, args.home, args.out, args.stop, args.index, args.pause)
         return 0
     rotations = 3 if args.smoke else args.rotations
     with tempfile.TemporaryDirectory() as tmp:
-        result = run_race(Path(tmp) / "palace", rotations=rotations, writers=args.writers)
+        result = run_race(
+            Path(tmp) / "palace", rotations=rotations, writers=args.writers, deadline_s=args.deadline, pause=args.pause
+        )
     print(json.dumps(result, indent=2))
     clean = result["false_alarms"] == 0 and result["lost_writes"] == 0 and result["final_verify_ok"]
     return 0 if clean and result["rotations"] == rotations else 1
