@@ -15,7 +15,7 @@ import pytest
 from undercroft_core import HashEmbedder
 from undercroft_store import DrawerNotFound, Palace
 from undercroft_store import forgetting as forgetting_module
-from undercroft_store import writes as writes_module
+from undercroft_store._internal import chain_append as anchor_module
 from undercroft_store.forgetting import forget, verify_forgetting
 from undercroft_store.store import VaultStore
 
@@ -66,7 +66,7 @@ def _present(store: VaultStore, ids: list[str]) -> list[bool]:
 # (module, attribute) killed at: between the former two commits (the forget record's tag is computed after
 # the tombstones), and after the one commit before the manifest anchor.
 BETWEEN = (forgetting_module, "compute_tag")
-BEFORE_ANCHOR = (writes_module, "write_manifest")
+BEFORE_ANCHOR = (anchor_module, "swap_manifest")  # every anchor goes through chain_append.anchor_now
 
 
 def test_kill_between_tombstones_and_the_forget_record_leaves_nothing(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from undercroft_core.ids import ID_RECIPE_SOURCE, source_drawer_id
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import DrawerNotFound, DrawerWrite, Palace, Screen
 from undercroft_store import rulings as rulings_module
-from undercroft_store import writes as writes_module
+from undercroft_store._internal import chain_append as anchor_module
 from undercroft_store.admission import AdmissionPolicy, load_fixtures
 from undercroft_store.forgetting import verify_forgetting
 from undercroft_store.quarantine import install_gate
@@ -28,7 +28,7 @@ from undercroft_store.store import VaultStore
 
 ATTACK = load_fixtures()[0].text
 BETWEEN = (rulings_module, "ruling_tag")  # computed after the erasure, where the second commit began
-BEFORE_ANCHOR = (writes_module, "write_manifest")
+BEFORE_ANCHOR = (anchor_module, "swap_manifest")  # every anchor goes through chain_append.anchor_now
 
 
 def _die(*_args: object, **_kwargs: object) -> None:

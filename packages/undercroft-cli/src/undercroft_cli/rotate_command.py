@@ -17,7 +17,8 @@ def rotate_command(name: str) -> int:
     """Re-key vault NAME: fresh salt and keys, one transaction, two-phase manifest swap.
 
     Refuses (exit 2) a vault failing verify on a leg it would rewrite, and (exit 1) one another process
-    holds open.
+    still holds open after 10 s (stop a serve-mcp first). Holds the vault exclusively while it runs: other
+    commands wait for it (up to 60 s, then exit 1 "rotation in progress").
     """
     with open_palace() as palace:
         report = rotate_vault(palace, name, pick_embedder())

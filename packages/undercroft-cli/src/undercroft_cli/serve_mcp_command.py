@@ -29,6 +29,7 @@ def serve_mcp_command(vault: str, read_only: bool) -> int:
     embedder = pick_embedder()
     with open_store(vault, read_only=read_only) as store:
         for line in store.unhealed:
-            click.echo(f"unhealed: {line}", err=True)
+            if line not in store.healed:  # open_store reported the heals as "healed: …"
+                click.echo(f"unhealed: {line}", err=True)
         serve_stdio(McpDispatcher(ToolSession(store, embedder, read_only=read_only)))
     return 0

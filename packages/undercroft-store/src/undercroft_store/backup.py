@@ -10,12 +10,12 @@ refused before anything is copied (the online backup copies pages verbatim, dama
 
 Restore copies the backup's database and manifest once into ``vaults/<vault>/.restoring/`` and works on that
 copy only: it checks the copy names this vault (`BackupMismatch`), verifies it (`BackupRefused`), refuses
-while any connection holds the vault open unless forced (`VaultInUse`; an exclusive SQLite lock probe, not a
-lock file), then renames the verified manifest FIRST and the verified database second (atomic renames, one
-directory fsync): a crash in between leaves an older manifest beside the current database, which the next
-writable open heals as "anchor behind" — never an older database beside a current manifest, which alarms as
-a rollback. Nothing is read from ``backups/`` after the copy, so a file swapped there mid-restore is never
-installed unverified.
+while any handle holds the vault open unless forced (`VaultInUse`: it takes the vault's exclusive directory
+lock, `vault_lock`, without waiting, and holds it across the renames), then renames the verified manifest
+FIRST and the verified database second (atomic renames, one directory fsync): a crash in between leaves an
+older manifest beside the current database, which the next writable open heals as "anchor behind" — never an
+older database beside a current manifest, which alarms as a rollback. Nothing is read from ``backups/``
+after the copy, so a file swapped there mid-restore is never installed unverified.
 
 A backup's id is its directory name, ``<vault>-<stamp>`` as the incident runbook names it (``backup list``,
 ``backup restore <vault>-<stamp>``). Snapshots made before that were named ``<stamp>`` alone: they are still
@@ -39,9 +39,9 @@ from undercroft_core.embedder import Embedder
 from undercroft_vault import Anchor, write_manifest
 
 from undercroft_store._internal.context import VaultContext, utc_now
-from undercroft_store._internal.exclusive import database_in_use
 from undercroft_store._internal.opening import DB_FILE, open_context, wipe_quietly
 from undercroft_store._internal.structure import sqlite_findings
+from undercroft_store._internal.vault_lock import lock_exclusive
 from undercroft_store.errors import BackupMismatch, BackupNotFound, BackupRefused, StoreClosed, VaultInUse
 from undercroft_store.palace import Palace
 from undercroft_store.verify import VerifyReport, verify_vault
@@ -275,9 +275,15 @@ def restore_backup(
             raise BackupRefused(
                 f"backup {backup_id!r} of vault {name!r} fails verify; not restored:\n{report.render()}"
             )
-        if database_in_use(vault_dir / DB_FILE) and not force:
-            raise VaultInUse(f"vault {name!r} is open elsewhere: stop that process, or pass --force")
-        _install(staging, vault_dir)
+        if force:
+            _install(staging, vault_dir)
+        else:  # the vault's exclusive lock: no handle is open, and none opens, while the files are swapped
+            try:
+                lock = lock_exclusive(vault_dir, drain=0.0, wait=0.0)
+            except VaultInUse:
+                raise VaultInUse(f"vault {name!r} is open elsewhere: stop that process, or pass --force") from None
+            with lock:
+                _install(staging, vault_dir)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         if created:

@@ -33,11 +33,13 @@ __all__ = [
     "NothingToRemember",
     "ReadOnlyStore",
     "RecordTampered",
+    "RotationInProgress",
     "RotationRefused",
     "RotationUnsupported",
     "SchemaMismatch",
     "StoreClosed",
     "StoreIntegrityError",
+    "StrayDatabase",
     "VaultExists",
     "VaultInUse",
     "VaultNotFound",
@@ -118,6 +120,14 @@ class DrawerNotFound(Error):
 
 class VaultInUse(Error):
     """Another connection holds the vault open: rotation and restore need the only handle."""
+
+
+class RotationInProgress(VaultInUse):
+    """A key rotation holds the vault exclusively and did not finish within the open's bounded wait (exit 1)."""
+
+
+class StrayDatabase(StoreIntegrityError):
+    """The vault directory holds both vault.db and the pre-1.5 palace.db: one is a stray copy (exit 2)."""
 
 
 class RotationUnsupported(Error):

@@ -28,6 +28,7 @@ from undercroft_vault.masterkey import narrow_home
 from undercroft_store._internal.context import utc_now
 from undercroft_store._internal.identity import check_identity
 from undercroft_store._internal.opening import DB_FILE, create_vault_files, open_context, wipe_quietly
+from undercroft_store._internal.vault_lock import VaultLock
 from undercroft_store.errors import InvalidVaultName, StoreClosed, VaultExists, VaultNotFound
 from undercroft_store.store import VaultStore
 
@@ -185,7 +186,17 @@ class Palace:
         shutil.rmtree(directory)
 
     def open_vault(self, name: str, embedder: Embedder, *, read_only: bool = False) -> VaultStore:
-        """Open and reconcile vault ``name`` with ``embedder`` (read-only when asked or when the palace is)."""
+        """Open and reconcile vault ``name`` with ``embedder`` (read-only when asked or when the palace is).
+
+        The handle holds the vault's shared lock until it closes: it waits (bounded) while a key rotation
+        holds the vault, then refuses with `RotationInProgress` (exit 1).
+        """
+        return self._open_vault_holding(name, embedder, read_only=read_only, lock=None)
+
+    def _open_vault_holding(
+        self, name: str, embedder: Embedder, *, read_only: bool, lock: VaultLock | None
+    ) -> VaultStore:
+        """`open_vault`, adopting an already-held vault lock when ``lock`` is given (rotation's exclusive one)."""
         directory = self.vault_dir(name)
         if not (directory / "vault.json").is_file():
             raise VaultNotFound(f"no vault named {name!r} in {self.home}")
@@ -198,6 +209,7 @@ class Palace:
             read_only=posture,
             clock=self._clock,
             force_embedder=self.force_embedder,
+            lock=lock,
         )
         try:
             check_identity(context)

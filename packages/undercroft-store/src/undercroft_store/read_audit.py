@@ -79,7 +79,7 @@ def _append(context: VaultContext, record: AuditRow, *, anchored: bool) -> int:
     connection = context.connection
     connection.execute("BEGIN IMMEDIATE")
     try:
-        head, height = append_in_transaction(context, [record])
+        _head, height = append_in_transaction(context, [record])
         connection.execute("COMMIT")
     except BaseException:
         if connection.in_transaction:
@@ -87,7 +87,7 @@ def _append(context: VaultContext, record: AuditRow, *, anchored: bool) -> int:
         raise
     context.generation += 1
     if anchored:
-        anchor_now(context, head, height)
+        anchor_now(context)
     return height
 
 
@@ -151,8 +151,7 @@ def anchor(target: VaultStore | VaultContext) -> int:
     context = _context_of(target)
     if context.read_only:
         raise ReadOnlyStore(f"vault {context.vault_id!r} is open read-only: anchor is a write")
-    head, height = committed_head(context)
-    anchor_now(context, head, height)
+    _head, height = anchor_now(context)
     return height
 
 

@@ -191,14 +191,14 @@ def _commit(context: VaultContext, sql: str, params: tuple[object, ...], record:
     connection.execute("BEGIN IMMEDIATE")
     try:
         connection.execute(sql, params)
-        head, height = append_in_transaction(context, [record])
+        append_in_transaction(context, [record])
         connection.execute("COMMIT")
     except BaseException:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
         raise
     context.generation += 1
-    anchor_now(context, head, height)
+    anchor_now(context)
 
 
 def _read_policies(context: VaultContext) -> tuple[dict[tuple[str, str], RetentionPolicy | None], list[str]]:

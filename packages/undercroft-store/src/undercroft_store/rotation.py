@@ -42,6 +42,7 @@ from undercroft_vault import (
     chain_step,
     compute_tag,
     constant_time_equal,
+    current_manifest,
     derive_vault_keys,
     discard_staged_manifest,
     fingerprint,
@@ -53,9 +54,9 @@ from undercroft_vault import (
 )
 
 from undercroft_store._internal.context import VaultContext
-from undercroft_store._internal.exclusive import database_in_use
-from undercroft_store._internal.opening import DB_FILE, read_audit_rows
-from undercroft_store.errors import RotationRefused, RotationUnsupported, VaultInUse
+from undercroft_store._internal.opening import read_audit_rows
+from undercroft_store._internal.vault_lock import lock_exclusive
+from undercroft_store.errors import RotationRefused, RotationUnsupported, VaultInUse, VaultNotFound
 from undercroft_store.palace import Palace
 from undercroft_store.schema import FTS_TABLE
 from undercroft_store.screening import Bypass, BypassReason
@@ -328,6 +329,8 @@ def rotate_context(
         tombstones = int(connection.execute("SELECT count(*) FROM tombstones").fetchone()[0])
         mark("rewritten")
         after = Manifest(before.vault_id, before.level, new_manifest_salt, generation, Anchor(head, height))
+        # Compare-and-swap: vault.json must still be the generation this rotation opened under (`ManifestConflict`).
+        current_manifest(context.vault_dir, context.keys, expected_generation=before.generation)
         stage_manifest(context.vault_dir, after, new_keys)
         staged = True
         mark("staged")
@@ -371,11 +374,18 @@ def rotate_vault(
     random_bytes: Callable[[int], bytes] = os.urandom,
     checkpoint: Callable[[str], None] | None = None,
 ) -> RotationReport:
-    """Rotate vault `name` of `palace`: refuses while another connection holds it open (`VaultInUse`)."""
-    db_path = palace.vault_dir(name) / DB_FILE
-    if database_in_use(db_path):
-        raise VaultInUse(f"vault {name!r} is open elsewhere: rotation needs the only handle (stop the other process)")
-    with palace.open_vault(name, embedder) as store:
+    """Rotate vault `name` of `palace`, holding the vault's exclusive lock for the whole rotation.
+
+    No other handle, in any process, is open while it runs: openers wait (bounded) and then refuse with
+    `RotationInProgress`; handles already open get `DRAIN_SECONDS` to close, after which the rotation
+    refuses with `VaultInUse` (exit 1) — a long-lived ``serve-mcp`` or daemon must be stopped first.
+    """
+    if not (palace.vault_dir(name) / "vault.json").is_file():
+        raise VaultNotFound(f"no vault named {name!r} in {palace.home}")
+    with (
+        lock_exclusive(palace.vault_dir(name)) as lock,
+        palace._open_vault_holding(name, embedder, read_only=False, lock=lock) as store,
+    ):
         # Inside the distribution the opened vault is store._context (see docs/store.md).
         return rotate_context(
             store._context,

@@ -10,6 +10,7 @@ from undercroft_core.vocabulary import QUARANTINE_WING
 
 from undercroft_store._internal.chain_append import committed_head
 from undercroft_store._internal.context import VaultContext
+from undercroft_store._internal.heals import recorded_heals
 from undercroft_store._internal.identity import recorded_identity
 from undercroft_store.label_guard import label_guard_replays
 
@@ -45,6 +46,8 @@ class VaultStats:
     ``chain_ceiling`` is ``UNDERCROFT_AUDIT_CEILING`` (None when undeclared) and ``chain_over_ceiling`` the
     verdict on it — reported, never enforced; ``chain_replays`` counts this handle's full audit-chain replays
     by the label guard (one in steady state; a rising count is a second writer under a long-lived handle).
+    ``heals`` is the heal log: what writable opens repaired (an anchor found behind, a staged rotation
+    promoted), newest last, kept after the open that healed (``unhealed`` is this handle's open only).
     """
 
     vault: str
@@ -65,6 +68,7 @@ class VaultStats:
     chain_ceiling: int | None = None
     chain_over_ceiling: bool = False
     chain_replays: int = 0
+    heals: list[str] = field(default_factory=list)  # the heal log (meta.heals): what writable opens repaired
 
     def taxonomy(self) -> dict[str, dict[str, int]]:
         """Wing → room → drawers, from the ``wing/room`` counts (the quarantine wing's rooms excluded)."""
@@ -97,6 +101,8 @@ class VaultStats:
             f"unhealed:       {len(self.unhealed)}",
         ]
         lines += [f"  {line}" for line in self.unhealed]
+        lines.append(f"heals logged:   {len(self.heals)}")
+        lines += [f"  {line}" for line in self.heals]
         return "\n".join(lines)
 
 
@@ -116,6 +122,7 @@ def vault_stats(context: VaultContext, unhealed: list[str]) -> VaultStats:
             rooms[f"{wing}/{room}"] = int(count)
         head, height = committed_head(context)  # a missing chain_meta row is ChainBroken (exit 2)
         identity = recorded_identity(context)
+        heals = recorded_heals(connection)
     finally:
         connection.execute("COMMIT")
     drawers = sum(wings.values()) + quarantined
@@ -140,4 +147,5 @@ def vault_stats(context: VaultContext, unhealed: list[str]) -> VaultStats:
         chain_ceiling=ceiling,
         chain_over_ceiling=CeilingReport(int(height), ceiling).over,
         chain_replays=label_guard_replays(context),
+        heals=heals,
     )

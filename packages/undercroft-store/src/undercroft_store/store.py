@@ -96,6 +96,11 @@ class VaultStore:
         return tuple(self._context.unhealed) + tuple(self._context.healed)
 
     @property
+    def healed(self) -> tuple[str, ...]:
+        """The repairs this (writable) open made, past tense — each also logged in ``meta.heals`` (`stats`)."""
+        return tuple(self._context.healed)
+
+    @property
     def generation(self) -> int:
         """A change counter: bumped on every committed write of this handle and on any other connection's commit."""
         context = self._live()

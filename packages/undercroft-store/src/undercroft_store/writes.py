@@ -26,9 +26,10 @@ from undercroft_core.ids import ID_RECIPE_APPEND, validate_drawer_id
 from undercroft_core.quantisation import QuantisedVectors
 from undercroft_core.vocabulary import QUARANTINE_WING, names_quarantine_wing, reserved_wing_refusal, validate_kind
 from undercroft_obs import names
-from undercroft_vault import Anchor, AuditRow, Domain, chain_step, compute_tag, write_manifest
+from undercroft_vault import AuditRow, Domain, chain_step, compute_tag
 
 from undercroft_store._internal.chain_append import extendable_head
+from undercroft_store._internal.chain_append import anchor_now
 from undercroft_store._internal.context import VaultContext
 from undercroft_store._internal.structure import read_counter
 from undercroft_store._internal.vectors import embed_quantised, pack_rows, quantise_supplied
@@ -233,14 +234,13 @@ def _advance(context: VaultContext, rows: list[AuditRow]) -> tuple[bytes, int]:
     return head, height
 
 
-def _commit_and_anchor(context: VaultContext, head: bytes, height: int, records: int) -> None:
+def _commit_and_anchor(context: VaultContext, records: int) -> None:
     context.connection.execute("COMMIT")
     context.generation += 1
     if records:
         obs.increment(names.CHAIN_COMMITS_TOTAL, records)
         obs.emit(names.EVENT_CHAIN_COMMIT, vault=context.vault_id, records=records)
-        context.manifest = context.manifest.with_anchor(Anchor(head, height))
-        write_manifest(context.vault_dir, context.manifest, context.keys)
+        anchor_now(context)
 
 
 _UPSERT = """INSERT INTO drawers (id, wing, room, kind, supersedes, meta_json, content, embedding, fingerprint, tag)
@@ -392,8 +392,8 @@ def _commit_batch(
             WriteResult(item.drawer.id, seqs[item.drawer.id] if seq is None else seq, outcome, intended)
             for item, (seq, outcome, intended) in zip(arriving, outcomes, strict=True)
         ]
-        head, height = _advance(context, audit)
-        _commit_and_anchor(context, head, height, len(audit))
+        _advance(context, audit)
+        _commit_and_anchor(context, len(audit))
     except BaseException:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
@@ -506,8 +506,8 @@ def delete_drawers(context: VaultContext, ids: Sequence[str], *, allow_quarantin
     connection.execute("BEGIN IMMEDIATE")
     try:
         audit = _delete_rows(context, wanted, at, allow_quarantine=allow_quarantine)
-        head, height = _advance(context, audit)
-        _commit_and_anchor(context, head, height, len(audit))
+        _advance(context, audit)
+        _commit_and_anchor(context, len(audit))
     except BaseException:
         if connection.in_transaction:
             connection.execute("ROLLBACK")

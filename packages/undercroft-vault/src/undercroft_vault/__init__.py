@@ -34,6 +34,7 @@ from undercroft_vault.errors import (
     IntegrityFailure,
     InvalidVaultInput,
     KeyDeclarationRefused,
+    ManifestConflict,
     ManifestTampered,
     OpenFailed,
     RollbackDetected,
@@ -45,11 +46,13 @@ from undercroft_vault.integrity import compute_tag, constant_time_equal, fingerp
 from undercroft_vault.keymaterial import SecretBytes
 from undercroft_vault.manifest import (
     Manifest,
+    current_manifest,
     discard_staged_manifest,
     load_manifest,
     promote_staged_manifest,
     read_manifest,
     stage_manifest,
+    swap_manifest,
     write_manifest,
 )
 from undercroft_vault.masterkey import MasterKey, derive_passphrase_key, open_master_key
@@ -87,6 +90,7 @@ __all__ = [
     "InvalidVaultInput",
     "KeyDeclarationRefused",
     "Manifest",
+    "ManifestConflict",
     "ManifestTampered",
     "MasterKey",
     "OpenFailed",
@@ -110,6 +114,7 @@ __all__ = [
     "check_witness",
     "compute_tag",
     "constant_time_equal",
+    "current_manifest",
     "derive_passphrase_key",
     "derive_vault_keys",
     "discard_staged_manifest",
@@ -134,6 +139,7 @@ __all__ = [
     "seal_bundle",
     "sign_bundle_manifest",
     "stage_manifest",
+    "swap_manifest",
     "unsigned_bundle_manifest",
     "validate_vault_id",
     "verify_bundle_manifest",

@@ -23,6 +23,7 @@ __all__ = [
     "IntegrityFailure",
     "InvalidVaultInput",
     "KeyDeclarationRefused",
+    "ManifestConflict",
     "ManifestTampered",
     "OpenFailed",
     "RollbackDetected",
@@ -70,6 +71,10 @@ class ChainBroken(IntegrityFailure):
 
 class ManifestTampered(IntegrityFailure):
     """The manifest fails its MAC, names another vault, or is malformed."""
+
+
+class ManifestConflict(ManifestTampered):
+    """A manifest write found vault.json replaced (another generation or MAC) since the writer opened the vault."""
 
 
 class BundleOpenFailed(IntegrityFailure):

@@ -9,7 +9,12 @@ text, whose spelling may vary)::
 The manifest key is derived from the salt the manifest itself carries, so reading is: parse, check the
 vault id, derive keys, verify the MAC. A manifest naming another vault, failing its MAC, or malformed is
 `ManifestTampered` (a wrong passphrase reads the same way: the MAC is the only evidence there is).
-Writes are durable: temp file, fsync, atomic rename, directory fsync.
+Writes are durable: temp file, fsync, atomic rename, directory fsync. Every write over an existing
+manifest is a compare-and-swap (`swap_manifest`): it goes through only while the file on disk is still the
+key generation the writer opened under, MAC-valid under the writer's keys — a handle that opened before a
+rotation can never write the old generation back over the new one (`ManifestConflict`). The compare and
+the rename are serialised by the caller (the store holds the database's write lock, and a rotation the
+vault's exclusive lock), not by this module.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import Any, Literal
 from undercroft_vault._internal.durable import fsync_directory, write_durably
 from undercroft_vault._internal.encoding import lp, u64
 from undercroft_vault.chain import GENESIS, Anchor
-from undercroft_vault.errors import InvalidVaultInput, ManifestTampered
+from undercroft_vault.errors import InvalidVaultInput, ManifestConflict, ManifestTampered
 from undercroft_vault.keymaterial import SecretBytes
 from undercroft_vault.names import validate_vault_id
 from undercroft_vault.vaultkeys import VAULT_SALT_LENGTH, VaultKeys, derive_vault_keys
@@ -32,14 +37,17 @@ __all__ = [
     "LEVELS",
     "MANIFEST_FILE",
     "MANIFEST_FORMAT",
+    "MAX_COUNTER",
     "STAGED_MANIFEST_FILE",
     "Level",
     "Manifest",
+    "current_manifest",
     "discard_staged_manifest",
     "load_manifest",
     "promote_staged_manifest",
     "read_manifest",
     "stage_manifest",
+    "swap_manifest",
     "write_manifest",
 ]
 
@@ -49,6 +57,8 @@ MANIFEST_FORMAT = 1
 Level = Literal["sealed", "hmac-only"]
 LEVELS: tuple[Level, ...] = ("sealed", "hmac-only")
 _MAC_DOMAIN = b"undercroft.manifest.v1"
+#: The largest generation or anchor count a manifest can carry (both are MAC'd as unsigned 64-bit integers).
+MAX_COUNTER = 2**64 - 1
 _FIELDS = {"format", "vault_id", "level", "salt", "generation", "anchor", "mac"}
 
 
@@ -74,8 +84,10 @@ class Manifest:
             raise InvalidVaultInput(f"vault level {self.level!r} is not one of {', '.join(LEVELS)}")
         if len(self.salt) != VAULT_SALT_LENGTH:
             raise InvalidVaultInput(f"vault salt must be {VAULT_SALT_LENGTH} bytes, got {len(self.salt)}")
-        if self.generation < 1:
-            raise InvalidVaultInput(f"key generation must be at least 1, got {self.generation}")
+        if not 1 <= self.generation <= MAX_COUNTER:
+            raise InvalidVaultInput(f"key generation must be between 1 and 2**64-1, got {self.generation}")
+        if self.anchor.count > MAX_COUNTER:
+            raise InvalidVaultInput(f"anchor count must be below 2**64, got {self.anchor.count}")
 
     def with_anchor(self, anchor: Anchor) -> Manifest:
         """This manifest re-anchored at `anchor` (after a commit, or a healed crash)."""
@@ -140,6 +152,44 @@ def write_manifest(vault_dir: Path, manifest: Manifest, keys: VaultKeys) -> None
     write_durably(vault_dir / MANIFEST_FILE, manifest.to_json(keys))
 
 
+def current_manifest(vault_dir: Path, keys: VaultKeys, *, expected_generation: int) -> Manifest:
+    """The manifest on disk, checked as still `expected_generation` and MAC-valid under `keys`.
+
+    `ManifestConflict` (an integrity verdict) when the file names another vault, generation or salt, fails
+    its MAC under `keys`, is malformed, or is gone: it was replaced while this handle held the vault open.
+    """
+    vault_id = keys.vault_id
+    path = vault_dir / MANIFEST_FILE
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ManifestConflict(f"vault {vault_id!r}: vault.json vanished while the vault was open") from None
+    try:
+        current, mac = _parse(data)
+    except ManifestTampered as error:
+        raise ManifestConflict(f"vault {vault_id!r}: vault.json was replaced while open: {error}") from None
+    if (
+        current.vault_id != vault_id
+        or current.generation != expected_generation
+        or not hmac.compare_digest(current.salt, keys.salt)
+        or not hmac.compare_digest(current.mac(keys), mac)
+    ):
+        raise ManifestConflict(
+            f"vault {vault_id!r}: vault.json is no longer key generation {expected_generation} under this "
+            f"handle's keys (it names generation {current.generation}); it was replaced while the vault was open"
+        )
+    return current
+
+
+def swap_manifest(vault_dir: Path, manifest: Manifest, keys: VaultKeys, *, expected_generation: int) -> None:
+    """Replace `vault.json` with `manifest` only if the file on disk is still `expected_generation` under `keys`.
+
+    `ManifestConflict` (see `current_manifest`) and nothing written otherwise.
+    """
+    current_manifest(vault_dir, keys, expected_generation=expected_generation)
+    write_durably(vault_dir / MANIFEST_FILE, manifest.to_json(keys))
+
+
 def stage_manifest(vault_dir: Path, manifest: Manifest, keys: VaultKeys) -> None:
     """Phase one of a rotation: write `vault.json.next` durably under the NEW keys, before the commit."""
     write_durably(vault_dir / STAGED_MANIFEST_FILE, manifest.to_json(keys))
@@ -160,7 +210,9 @@ def discard_staged_manifest(vault_dir: Path) -> None:
 def _parse(data: bytes) -> tuple[Manifest, bytes]:
     try:
         document = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except RecursionError:
+        raise ManifestTampered("manifest is not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, and an integer past the digit limit
         raise ManifestTampered(f"manifest is not valid JSON: {exc}") from None
     if not isinstance(document, dict) or set(document) != _FIELDS:
         raise ManifestTampered(f"manifest must hold exactly the fields {', '.join(sorted(_FIELDS))}")

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import Final
 
+import click
 from undercroft_config import Build, Capability, CheckReport, check, settings, start
 from undercroft_core.embedder import Embedder
 from undercroft_core.hash_embedder import HashEmbedder
@@ -75,9 +76,16 @@ def open_palace(*, read_only: bool = False, env: Mapping[str, str] | None = None
 
 @contextmanager
 def open_store(vault: str, *, read_only: bool = False) -> Iterator[VaultStore]:
-    """Open ``vault`` with the composed embedder; palace and store keys are wiped on exit."""
+    """Open ``vault`` with the composed embedder; palace and store keys are wiped on exit.
+
+    Every heal the open performed (an anchor fast-forwarded: how far behind; a staged rotation promoted) is
+    reported on stderr as ``healed: …`` before the command runs — the heal erases the evidence it acted on,
+    so it is never silent (it is also logged where ``stats`` shows it).
+    """
     embedder = pick_embedder()
     with open_palace(read_only=read_only) as palace, palace.open_vault(vault, embedder, read_only=read_only) as store:
+        for line in store.healed:
+            click.echo(f"healed: {line}", err=True)
         yield store
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from undercroft_vault import Anchor, AuditRow, chain_step, write_manifest
+from undercroft_vault import Anchor, AuditRow, chain_step, swap_manifest
 
 from undercroft_store._internal.context import VaultContext
 from undercroft_store.errors import ChainBroken
@@ -57,7 +57,21 @@ def append_in_transaction(context: VaultContext, rows: Sequence[AuditRow]) -> tu
     return head, height
 
 
-def anchor_now(context: VaultContext, head: bytes, height: int) -> None:
-    """Write the manifest anchor at ``head``/``height`` (after the commit, so a crash leaves it behind)."""
-    context.manifest = context.manifest.with_anchor(Anchor(head, height))
-    write_manifest(context.vault_dir, context.manifest, context.keys)
+def anchor_now(context: VaultContext) -> tuple[bytes, int]:
+    """Anchor the manifest at the newest committed head (after a commit, so a crash leaves it behind).
+
+    Under the database's write lock, so concurrent writers' anchors land in commit order (never one lower
+    over a higher: that would read as a restored older manifest at the next open), and as a compare-and-swap
+    against the key generation this handle opened under (`ManifestConflict`, exit 2, nothing written, when
+    vault.json was replaced meanwhile). Returns the anchored head and height.
+    """
+    connection = context.connection
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        head, height = committed_head(context)
+        manifest = context.manifest.with_anchor(Anchor(head, height))
+        swap_manifest(context.vault_dir, manifest, context.keys, expected_generation=context.manifest.generation)
+        context.manifest = manifest
+    finally:
+        connection.execute("COMMIT")  # nothing was written in it: the transaction only held the lock
+    return head, height

@@ -11,6 +11,8 @@ from pathlib import Path
 from undercroft_core.embedder import Embedder
 from undercroft_vault import Manifest, Sealer, VaultKeys
 
+from undercroft_store._internal.vault_lock import VaultLock
+
 __all__ = ["VaultContext", "format_instant", "utc_now"]
 
 
@@ -47,6 +49,7 @@ class VaultContext:
     fresh_appends: set[int] = field(default_factory=set)
     scope_index_checked: bool = False  # the per-handle scope-index guard ran clean (`_internal/structure.py`)
     closed: bool = False
+    lock: VaultLock | None = None  # the vault directory lock this context holds until it closes
 
     @property
     def sealed(self) -> bool:

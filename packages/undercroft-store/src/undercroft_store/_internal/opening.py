@@ -5,12 +5,19 @@ The reconciliation follows the security model's state diagram: verify the manife
 every audit row — rows that do not reproduce the head are ChainBroken, an anchor strictly behind is a
 crash artifact (Healed: re-anchored on a writable open, reported as unhealed on a read-only one), an
 anchor that never appears is a rollback or fork (ManifestTampered).
+
+Every open holds the vault directory's shared lock (`vault_lock`) until the context closes, so a rotation —
+which holds it exclusive — never runs beside an open handle. A heal is written under the database's write
+lock as a compare-and-swap of vault.json, logged in ``meta.heals`` (`heals`) and returned on
+``context.healed`` for the surface to report. Nothing is written before the checks that can refuse: a
+zero-length or stray database is refused before SQLite is handed the file.
 """
 
 from __future__ import annotations
 
 import contextlib
 import sqlite3
+import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -29,23 +36,32 @@ from undercroft_vault import (
     RotationOutcome,
     Sealer,
     SecretBytes,
+    current_manifest,
     derive_vault_keys,
     keycheck_marker,
     new_vault_salt,
     reconcile,
     resolve_rotation,
+    swap_manifest,
     write_manifest,
 )
 from undercroft_vault.manifest import Level
 
 from undercroft_store._internal.context import VaultContext, utc_now
+from undercroft_store._internal.heals import record_heal_in_transaction
 from undercroft_store._internal.sqlite import connect_read_only, connect_writable
-from undercroft_store.errors import ChainBroken, DatabaseMissing, SchemaMismatch, VaultNotFound
+from undercroft_store._internal.vault_lock import VaultLock, lock_shared
+from undercroft_store.errors import ChainBroken, DatabaseMissing, SchemaMismatch, StrayDatabase, VaultNotFound
 from undercroft_store.schema import check_schema, create_schema, schema_version
 
 __all__ = ["DB_FILE", "create_vault_files", "open_context", "read_audit_rows"]
 
 DB_FILE = "vault.db"
+#: The database's name before 1.5.0: a directory holding it beside vault.db holds a stray copy.
+LEGACY_DB_FILE = "palace.db"
+# A live writer's anchor lands just after its commit: an open seeing the anchor behind re-reads it after
+# these pauses before calling it a heal (a crash or a restored manifest stays behind; an in-flight one lands).
+_SETTLE_PAUSES = (0.01, 0.03, 0.1)
 
 
 def create_vault_files(
@@ -116,22 +132,55 @@ def open_context(
     read_only: bool,
     clock: Callable[[], datetime] = utc_now,
     force_embedder: bool = False,
+    lock: VaultLock | None = None,
 ) -> VaultContext:
-    """Open one vault and reconcile it; raises the integrity verdicts the state diagram names."""
+    """Open one vault and reconcile it; raises the integrity verdicts the state diagram names.
+
+    The context holds the vault's shared lock until it closes (`RotationInProgress` when a rotation holds
+    it past the bounded wait); a caller already holding the exclusive lock (rotation) passes it as ``lock``.
+    """
     if not (vault_dir / "vault.json").is_file():
         raise VaultNotFound(f"no vault named {vault_id!r} (no manifest at {vault_dir})")
+    held = lock_shared(vault_dir) if lock is None else lock
+    try:
+        db_path = _checked_database(vault_dir, vault_id)
+        unhealed: list[str] = []
+        connection = _connect(db_path, read_only, unhealed)
+        try:
+            context = _open_connected(
+                vault_dir, vault_id, master, embedder, connection, unhealed, read_only, clock, force_embedder
+            )
+        except BaseException:
+            connection.close()
+            raise
+    except BaseException:
+        if lock is None:
+            held.release()
+        raise
+    context.lock = held
+    return context
+
+
+def _checked_database(vault_dir: Path, vault_id: str) -> Path:
+    """vault.db, refused before SQLite touches it when absent, zero-length, or beside a stray palace.db."""
     db_path = vault_dir / DB_FILE
+    if (vault_dir / LEGACY_DB_FILE).exists():
+        raise StrayDatabase(
+            f"vault {vault_id!r}: the directory holds both {DB_FILE} and {LEGACY_DB_FILE}; one is a stray copy and "
+            f"an open that picked one could serve the wrong vault: move the stray aside and reopen"
+            if db_path.exists()
+            else f"vault {vault_id!r}: the directory holds the pre-1.5 {LEGACY_DB_FILE} and no {DB_FILE}; this "
+            f"build does not migrate it: rename it to {DB_FILE} (with its -wal/-shm files, if any) and reopen"
+        )
     if not db_path.is_file():
         raise DatabaseMissing(f"vault {vault_id!r} has a manifest but its {DB_FILE} is absent")
-    unhealed: list[str] = []
-    connection = _connect(db_path, read_only, unhealed)
-    try:
-        return _open_connected(
-            vault_dir, vault_id, master, embedder, connection, unhealed, read_only, clock, force_embedder
+    if db_path.stat().st_size == 0:
+        # SQLite would take an empty file for a new database (and a writable open would write its header).
+        raise DatabaseMissing(
+            f"vault {vault_id!r} has a manifest but its {DB_FILE} is zero-length (truncated or replaced): "
+            "preserve the evidence and restore a backup that verifies"
         )
-    except BaseException:
-        connection.close()
-        raise
+    return db_path
 
 
 def _open_connected(
@@ -180,7 +229,8 @@ def _open_connected(
             embed_failures_at_open=embedder.embed_failures,
         )
         if state.outcome is RotationOutcome.COMMITTED and not read_only:
-            context.healed.append("a committed key rotation's staged manifest was promoted")
+            promoted = "a committed key rotation's staged manifest (vault.json.next) was promoted"
+            _heal(context, promoted, anchor_to_head=False)
         _reconcile_chain(context)
         context.data_version = int(connection.execute("PRAGMA data_version").fetchone()[0])
     except BaseException:
@@ -188,6 +238,19 @@ def _open_connected(
         raise
     obs.increment(names.VAULT_OPENS_TOTAL)
     return context
+
+
+def _settle(context: VaultContext, head: bytes, height: int) -> bool:
+    """True when vault.json, re-read after a short pause, now anchors the committed head (an in-flight anchor)."""
+    for pause in _SETTLE_PAUSES:
+        time.sleep(pause)
+        manifest = current_manifest(context.vault_dir, context.keys, expected_generation=context.manifest.generation)
+        row = context.connection.execute("SELECT head, height FROM chain_meta WHERE id = 1").fetchone()
+        head, height = bytes(row[0]), int(row[1])
+        context.manifest = manifest
+        if manifest.anchor.count == height and manifest.anchor.head == head:
+            return True
+    return False
 
 
 def _reconcile_chain(context: VaultContext) -> None:
@@ -205,6 +268,11 @@ def _reconcile_chain(context: VaultContext) -> None:
     anchor = context.manifest.anchor
     if anchor.count == height and anchor.head == head:
         return  # Current
+    if anchor.count < height and _settle(context, head, height):
+        return  # Current: another writer's anchor landed just after its commit
+    anchor = context.manifest.anchor
+    row = connection.execute("SELECT head, height FROM chain_meta WHERE id = 1").fetchone()
+    head, height = bytes(row[0]), int(row[1])
     rows = read_audit_rows(connection)
     if len(rows) != height:
         raise ChainBroken(
@@ -227,9 +295,30 @@ def _reconcile_chain(context: VaultContext) -> None:
         if context.read_only:
             context.unhealed.append(f"manifest anchor is {behind} record(s) behind the chain head (not re-anchored)")
             return
-        context.manifest = context.manifest.with_anchor(Anchor(head, height))
-        write_manifest(context.vault_dir, context.manifest, context.keys)
-        context.healed.append(f"manifest anchor was {behind} record(s) behind the chain head; re-anchored")
+        what = (
+            f"manifest anchor was {behind} record(s) behind the chain head (anchor {anchor.count}, head {height}); "
+            "re-anchored (a crash between a commit and its anchor, or an older vault.json put back)"
+        )
+        _heal(context, what, anchor_to_head=True)
+
+
+def _heal(context: VaultContext, what: str, *, anchor_to_head: bool) -> None:
+    """Log one heal in ``meta.heals`` and (when asked) re-anchor vault.json, under the database's write lock."""
+    connection = context.connection
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        record_heal_in_transaction(connection, context.now(), what)
+        if anchor_to_head:
+            row = connection.execute("SELECT head, height FROM chain_meta WHERE id = 1").fetchone()
+            manifest = context.manifest.with_anchor(Anchor(bytes(row[0]), int(row[1])))
+            swap_manifest(context.vault_dir, manifest, context.keys, expected_generation=manifest.generation)
+            context.manifest = manifest
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+    context.healed.append(what)
 
 
 def wipe_quietly(context: VaultContext) -> None:
@@ -240,3 +329,5 @@ def wipe_quietly(context: VaultContext) -> None:
     with contextlib.suppress(sqlite3.Error):
         context.connection.close()
     context.keys.wipe()
+    if context.lock is not None:
+        context.lock.release()  # after the connection: no handle of this context outlives the lock

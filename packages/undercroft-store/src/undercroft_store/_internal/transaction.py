@@ -42,8 +42,8 @@ def audited(context: VaultContext) -> Iterator[list[AuditRow]]:
     connection.execute("BEGIN IMMEDIATE")
     try:
         yield records
-        head, height = _advance(context, records)
-        _commit_and_anchor(context, head, height, len(records))
+        _advance(context, records)
+        _commit_and_anchor(context, len(records))
     except BaseException:
         if connection.in_transaction:
             connection.execute("ROLLBACK")

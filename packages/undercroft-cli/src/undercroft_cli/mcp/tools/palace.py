@@ -49,6 +49,7 @@ def _status(session: ToolSession, args: Arguments) -> str:
         "chain_ceiling": stats.chain_ceiling,
         "chain_over_ceiling": stats.chain_over_ceiling,
         "chain_replays": stats.chain_replays,
+        "heals": stats.heals,
     }
     return json.dumps(status, indent=2)
 
