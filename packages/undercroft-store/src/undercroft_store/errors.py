@@ -20,6 +20,7 @@ __all__ = [
     "BackupNotFound",
     "BackupRefused",
     "ChainBroken",
+    "DatabaseMalformed",
     "DatabaseMissing",
     "DrawerNotFound",
     "EmbedderMismatch",
@@ -96,6 +97,11 @@ class RecordTampered(StoreIntegrityError):
 
 class DatabaseMissing(StoreIntegrityError):
     """A vault manifest exists but its vault.db does not: "empty" is not "absent"."""
+
+
+class DatabaseMalformed(StoreIntegrityError):
+    """vault.db's bytes are not what this build writes: text that is not UTF-8, a schema object whose SQL is
+    not this build's, or a schema SQLite cannot even report (tampering or the disk; never a version skew)."""
 
 
 class DrawerNotFound(Error):

@@ -1,0 +1,59 @@
+"""The tamper campaign instrument: a small seeded campaign has no silent, exit-1 or crash trial, and the
+sampled `undercroft verify` runs agree with the in-process classification."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from undercroft_bench.errors import Error
+from undercroft_bench.main import main
+from undercroft_bench.tamper_campaign import DEFECTS, CampaignSettings, classify_error, format_campaign, run_campaign
+from undercroft_store import ManifestTampered, RecordTampered, SchemaMismatch
+
+
+def test_a_small_campaign_finds_no_defect() -> None:
+    report = run_campaign(CampaignSettings(trials=60, seed=15, cli_every=20))
+    counts = report.counts()
+    assert sum(counts.values()) == 60
+    assert {name: counts[name] for name in DEFECTS} == {"silent": 0, "exit1": 0, "crash": 0}, format_campaign(report)
+    assert report.counts("vault.db")["harmless"] + report.counts("vault.db")["detected"] > 0
+    assert report.counts("vault.json")["refused"] > 0
+    sampled = [t for t in report.trials if t.cli_exit is not None]
+    assert len(sampled) == 3 and all(t.cli_agrees for t in sampled)
+
+
+def test_the_campaign_is_reproducible_from_its_seed() -> None:
+    first = run_campaign(CampaignSettings(trials=12, seed=3, cli_every=0))
+    again = run_campaign(CampaignSettings(trials=12, seed=3, cli_every=0))
+    assert [(t.file, t.offset, t.bit) for t in first.trials] == [(t.file, t.offset, t.bit) for t in again.trials]
+
+
+def test_errors_are_classified_by_type_not_message() -> None:
+    malformed = sqlite3.DatabaseError("database disk image is malformed")
+    malformed.sqlite_errorname = "SQLITE_CORRUPT"  # type: ignore[attr-defined]
+    assert classify_error(RecordTampered("x")) == "integrity"
+    assert classify_error(ManifestTampered("x")) == "integrity"
+    assert classify_error(malformed) == "integrity"
+    assert classify_error(sqlite3.OperationalError("no such column: meta_json")) == "exit1"
+    assert classify_error(SchemaMismatch("x")) == "exit1"
+    assert classify_error(TypeError("cannot convert 'NoneType' object to bytes")) == "crash"
+
+
+def test_the_subcommand_prints_the_table_and_writes_every_trial(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "trials.json"
+    assert main(["tamper", "--trials", "8", "--seed", "1", "--cli-every", "0", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "refused" in printed and "vault.json" in printed and "TAMPER_RUN" in printed
+    document = json.loads(out.read_text("utf-8"))
+    assert len(document["trials"]) == 8 and set(document["counts"]) == {"all", "vault.db", "vault.json"}
+
+
+@pytest.mark.parametrize(("field", "value"), [("trials", 0), ("json_share", 1.5), ("level", "open"), ("cli_every", -1)])
+def test_bad_settings_are_refused(field: str, value: object) -> None:
+    with pytest.raises(Error):
+        CampaignSettings(**{field: value}).validate()  # type: ignore[arg-type]
