@@ -52,7 +52,9 @@ __all__ = [
     "CampaignSettings",
     "Trial",
     "classify_error",
+    "flip_bit",
     "format_campaign",
+    "judge",
     "run_campaign",
 ]
 
@@ -139,7 +141,8 @@ def classify_error(error: BaseException) -> str:
     return "crash"
 
 
-def _flip(path: Path, offset: int, bit: int) -> None:
+def flip_bit(path: Path, offset: int, bit: int) -> None:
+    """XOR bit ``bit`` (0-7) of the byte at ``offset`` of ``path``, in place."""
     with path.open("r+b") as handle:
         handle.seek(offset)
         byte = handle.read(1)[0]
@@ -178,8 +181,11 @@ def _only_embeddings_differ(reference: Path, tampered: Path) -> bool:
     return before == after
 
 
-def _judge(home: Path, reference: dict[str, bytes], trial: Trial, *, reference_db: Path, level: str) -> None:
-    """Open, verify and read the tampered copy in process; fill in the trial's outcome."""
+def judge(home: Path, reference: dict[str, bytes], trial: Trial, *, reference_db: Path, level: str) -> None:
+    """Open, verify and read the tampered palace ``home`` in process and fill in ``trial``'s outcome.
+
+    ``reference`` is the untampered snapshot, ``reference_db`` the untampered vault.db (for the raw row diff
+    that tells a ``derived`` hmac-only embedding change from a ``silent`` one)."""
     stage = "open"
     try:
         with Palace(home, read_only=True) as palace, palace.open_vault(VAULT, HashEmbedder(), read_only=True) as store:
@@ -257,11 +263,11 @@ def run_campaign(settings: CampaignSettings, *, workdir: Path | None = None) -> 
             trial = _pick(rng, index, settings, sizes, pages)
             home = root / f"trial-{index}"
             shutil.copytree(template, home)
-            _flip(home / "vaults" / VAULT / trial.file, trial.offset, trial.bit)
+            flip_bit(home / "vaults" / VAULT / trial.file, trial.offset, trial.bit)
             if settings.cli_every and index % settings.cli_every == 0:
                 twin = root / f"cli-{index}"
                 shutil.copytree(home, twin)
-            _judge(home, reference, trial, reference_db=vault_dir / "vault.db", level=settings.level)
+            judge(home, reference, trial, reference_db=vault_dir / "vault.db", level=settings.level)
             if settings.cli_every and index % settings.cli_every == 0:
                 trial.cli_exit = _cli(twin)
                 trial.cli_agrees = trial.cli_exit == _expected_exit(trial)
