@@ -38,8 +38,8 @@ def run_tamper(args: argparse.Namespace) -> int:
     settings = CampaignSettings(
         trials=args.trials, seed=args.seed, json_share=args.json_share, level=args.level, cli_every=args.cli_every
     )
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # when the run started
     report = run_campaign(settings)
-    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     print(
         f"TAMPER_RUN date={now} host={platform.node()} python={platform.python_version()} argv={' '.join(sys.argv[1:])}"
     )
