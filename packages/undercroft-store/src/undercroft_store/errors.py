@@ -99,11 +99,6 @@ class DatabaseMissing(StoreIntegrityError):
     """A vault manifest exists but its vault.db does not: "empty" is not "absent"."""
 
 
-class DatabaseMalformed(StoreIntegrityError):
-    """vault.db's bytes are not what this build writes: text that is not UTF-8, a schema object whose SQL is
-    not this build's, or a schema SQLite cannot even report (tampering or the disk; never a version skew)."""
-
-
 class DrawerNotFound(Error):
     """No live drawer has that id in this vault."""
 
@@ -130,3 +125,8 @@ class BackupNotFound(Error):
 
 class BackupMismatch(Error):
     """The backup belongs to another vault (its manifest names another vault id)."""
+
+
+class DatabaseMalformed(StoreIntegrityError):
+    """vault.db's bytes are not what this build writes: text that is not UTF-8, a schema object whose SQL is
+    not this build's, or a schema SQLite cannot even report (tampering or the disk; never a version skew)."""
