@@ -37,3 +37,37 @@ def test_remember_verify_tamper_cycle(tmp_path: Path) -> None:
     assert failed.returncode == 2 and f"TAMPERED: {drawer_id}" in failed.stdout
     assert _run(home, "stats", "--vault", "nope").returncode == 1
     assert _run(home, "no-such-command").returncode == 1
+
+
+def _flip_in(database: Path, table: str, needle: bytes, plus: int, bit: int) -> None:
+    """Flip one bit of ``needle`` (at ``plus``) where it sits in one of ``table``'s pages (dbstat names them)."""
+    with sqlite3.connect(database) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        size = int(db.execute("PRAGMA page_size").fetchone()[0])
+        pages = [int(r[0]) for r in db.execute("SELECT pageno FROM dbstat WHERE name = ?", (table,))]
+    data = bytearray(database.read_bytes())
+    at = next(f for p in pages if (f := data.find(needle, (p - 1) * size, p * size)) >= 0) + plus
+    data[at] ^= 1 << bit
+    database.write_bytes(bytes(data))
+
+
+def test_one_flipped_bit_in_the_schema_or_a_timestamp_is_exit_2_and_nothing_is_written(tmp_path: Path) -> None:
+    # Found by the tamper campaign (undercroft-bench tamper): both exited 1 with sqlite3's own words.
+    home = tmp_path / "palace"
+    assert _run(home, "init").returncode == 0
+    assert _run(home, "remember", "The lighthouse keeper logs the tide.", "--wing", "work").returncode == 0
+    database = home / "vaults" / "default" / "vault.db"
+    with sqlite3.connect(database) as db:
+        stamp = str(db.execute("SELECT at FROM audit ORDER BY seq DESC LIMIT 1").fetchone()[0])
+    _flip_in(database, "audit", stamp.encode(), len(stamp) - 3, 7)  # a digit's high bit: not UTF-8
+    failed = _run(home, "verify")
+    assert failed.returncode == 2 and "integrity:" in failed.stderr and "not UTF-8" in failed.stderr
+    _flip_in(database, "audit", stamp.encode()[: len(stamp) - 3], len(stamp) - 3, 7)  # restore it
+    assert _run(home, "verify").returncode == 0
+    _flip_in(database, "sqlite_schema", b"meta_json BLOB NOT NULL", len("meta_jso"), 0)  # meta_json -> meta_jsoo
+    before = database.read_bytes()
+    for command in (["verify"], ["stats"], ["drawer", "list"], ["search", "lighthouse"], ["remember", "more"]):
+        refused = _run(home, *command)
+        assert refused.returncode == 2, (command, refused.stderr)
+        assert "integrity:" in refused.stderr and "schema differs" in refused.stderr
+    assert database.read_bytes() == before

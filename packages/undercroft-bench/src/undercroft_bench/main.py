@@ -1,4 +1,4 @@
-"""The `undercroft-bench` program's entry point: `locomo`, `longmemeval`, `vs` and `synth` (alias `scale`)."""
+"""The `undercroft-bench` program's entry point: `locomo`, `longmemeval`, `vs`, `synth` (alias `scale`) and `tamper`."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from undercroft_bench.locomo_eval import UNITS, LocomoSettings, format_locomo, l
 from undercroft_bench.longmemeval import format_longmemeval, load_longmemeval, longmemeval_json, run_longmemeval
 from undercroft_bench.synth_cli import COMMANDS as SYNTH_COMMANDS
 from undercroft_bench.synth_cli import add_synth_parser, run_synth
+from undercroft_bench.tamper_cli import add_tamper_parser, run_tamper
 from undercroft_bench.vs_cli import add_vs_parser, run_vs
 
 __all__ = ["main"]
@@ -51,6 +52,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_vs_parser(commands)
     add_synth_parser(commands)
+    add_tamper_parser(commands)
     return parser
 
 
@@ -102,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
             run_vs(args)
         elif args.command in SYNTH_COMMANDS:
             run_synth(args)
+        elif args.command == "tamper":
+            return run_tamper(args)
         else:
             parser.print_help()
     except Error as error:

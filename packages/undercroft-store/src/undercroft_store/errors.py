@@ -21,6 +21,7 @@ __all__ = [
     "BackupNotFound",
     "BackupRefused",
     "ChainBroken",
+    "DatabaseMalformed",
     "DatabaseMissing",
     "DrawerNotFound",
     "EmbedderMismatch",
@@ -148,3 +149,8 @@ class BackupNotFound(Error):
 
 class BackupMismatch(Error):
     """The backup belongs to another vault (its manifest names another vault id)."""
+
+
+class DatabaseMalformed(StoreIntegrityError):
+    """vault.db's bytes are not what this build writes: text that is not UTF-8, a schema object whose SQL is
+    not this build's, or a schema SQLite cannot even report (tampering or the disk; never a version skew)."""

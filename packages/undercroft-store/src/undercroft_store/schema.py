@@ -15,11 +15,12 @@ Tables (each documented column by column in docs/store.md):
 from __future__ import annotations
 
 import sqlite3
+from functools import cache
 from typing import Final
 
 from undercroft_store._internal.governance_tables import GOVERNANCE_DDL, GOVERNANCE_TABLES, GOVERNANCE_TAGGED_TABLES
 from undercroft_store._internal.retention_table import RETENTION_DDL, RETENTION_TABLE
-from undercroft_store.errors import SchemaMismatch
+from undercroft_store.errors import DatabaseMalformed, SchemaMismatch
 from undercroft_store.kg.schema import SURFACE_DDL, SURFACE_TABLES, SURFACE_TAGGED_TABLES
 
 __all__ = [
@@ -121,8 +122,27 @@ def schema_version(connection: sqlite3.Connection) -> int | None:
         raise SchemaMismatch(f"schema_version is not a decimal number: {bytes(row[0])!r}") from None
 
 
+_OBJECTS: Final = "SELECT name, type, tbl_name, sql FROM sqlite_master"
+
+
+@cache
+def _expected_objects(hmac_only: bool) -> dict[str, tuple[str, str, str | None]]:
+    """Every schema object (name → type, table, SQL) `create_schema` makes at this level, built in memory once."""
+    memory = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        create_schema(memory, hmac_only=hmac_only)
+        return {name: (kind, table, sql) for name, kind, table, sql in memory.execute(_OBJECTS)}
+    finally:
+        memory.close()
+
+
 def check_schema(connection: sqlite3.Connection, *, hmac_only: bool) -> None:
-    """Refuse a database whose version or table set is not this build's (never migrates)."""
+    """Refuse a database whose version or table set is not this build's (never migrates).
+
+    Every object this build creates must be there with this build's exact SQL: a column renamed, an index
+    re-pointed or a constraint dropped at rest (one flipped bit in ``sqlite_master``) is `DatabaseMalformed`
+    (exit 2) at open, not an untyped "no such column" later. Objects this build does not create are left to
+    rotation's inventory check (a table it cannot re-key is refused there)."""
     version = schema_version(connection)
     if version != SCHEMA_VERSION:
         raise SchemaMismatch(
@@ -135,3 +155,10 @@ def check_schema(connection: sqlite3.Connection, *, hmac_only: bool) -> None:
         missing.append(FTS_TABLE)
     if missing:
         raise SchemaMismatch(f"vault database lacks the tables {', '.join(missing)}")
+    found = {name: (kind, table, sql) for name, kind, table, sql in connection.execute(_OBJECTS)}
+    changed = sorted(name for name, shape in _expected_objects(hmac_only).items() if found.get(name) != shape)
+    if changed:
+        raise DatabaseMalformed(
+            f"the vault database's schema differs from this build's in {', '.join(changed)}: "
+            "possible tampering or disk corruption"
+        )
