@@ -96,16 +96,14 @@ def _campaign_flip(tmp_path: Path, owner: str, needle: bytes, plus: int, bit: in
     return trial
 
 
-# The two kinds of defect the 1,000-flip campaign still finds on this branch, both owned by issue 15's item 4
-# (the integrity helper's branch): remove the xfail marks once that branch is merged.
-@pytest.mark.xfail(strict=True, reason="issue 15 item 4: index damage passes verify and scoped reads come up short")
+# The two kinds of defect the first 1,000-flip campaign found that only verify's structural legs (issue 15 item 4)
+# close: a flipped key in the scope index, and a flipped serial type in an audit row.
 def test_a_flipped_key_in_the_scope_index_is_not_silent(tmp_path: Path) -> None:
     # 'life/travel' -> 'life/tra6el' in one drawers_scope entry: drawer list --room travel misses a drawer.
     trial = _campaign_flip(tmp_path, "drawers_scope", b"lifetravel", len("lifetra"), 6)
     assert trial.outcome in ("refused", "detected", "harmless"), (trial.outcome, trial.differs, trial.message)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15 item 4: SQLite's quick_check leg (it reports the non-TEXT value)")
 def test_a_flipped_serial_type_in_an_audit_row_is_a_verdict_not_a_traceback(tmp_path: Path) -> None:
     # The record_id column's serial type (TEXT of 46 bytes, 0x69) -> BLOB (0x68): STRICT is not checked on
     # read, and the chain replay calls str methods on bytes (AttributeError) before any leg rejects the row.

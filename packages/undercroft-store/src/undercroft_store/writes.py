@@ -28,8 +28,7 @@ from undercroft_core.vocabulary import QUARANTINE_WING, names_quarantine_wing, r
 from undercroft_obs import names
 from undercroft_vault import AuditRow, Domain, chain_step, compute_tag
 
-from undercroft_store._internal.chain_append import extendable_head
-from undercroft_store._internal.chain_append import anchor_now
+from undercroft_store._internal.chain_append import anchor_now, extendable_head
 from undercroft_store._internal.context import VaultContext
 from undercroft_store._internal.structure import read_counter
 from undercroft_store._internal.vectors import embed_quantised, pack_rows, quantise_supplied

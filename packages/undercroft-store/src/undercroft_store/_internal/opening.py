@@ -51,7 +51,14 @@ from undercroft_store._internal.context import VaultContext, utc_now
 from undercroft_store._internal.heals import record_heal_in_transaction
 from undercroft_store._internal.sqlite import connect_read_only, connect_writable
 from undercroft_store._internal.vault_lock import VaultLock, lock_shared
-from undercroft_store.errors import ChainBroken, DatabaseMissing, SchemaMismatch, StrayDatabase, VaultNotFound
+from undercroft_store.errors import (
+    ChainBroken,
+    DatabaseMalformed,
+    DatabaseMissing,
+    SchemaMismatch,
+    StrayDatabase,
+    VaultNotFound,
+)
 from undercroft_store.schema import check_schema, create_schema, schema_version
 
 __all__ = ["DB_FILE", "create_vault_files", "open_context", "read_audit_rows"]
@@ -99,11 +106,17 @@ def create_vault_files(
 
 
 def read_audit_rows(connection: sqlite3.Connection) -> list[AuditRow]:
-    """Every audit row in chain order."""
-    return [
-        AuditRow(record_id, bytes(tag), at)
-        for record_id, tag, at in connection.execute("SELECT record_id, tag, at FROM audit ORDER BY seq")
-    ]
+    """Every audit row in chain order.
+
+    A STRICT table's column types are enforced on write, not on read: a flipped serial-type byte hands back a
+    BLOB or NULL where TEXT was stored. That is an integrity verdict here, before any leg calls str methods on it.
+    """
+    rows: list[AuditRow] = []
+    for record_id, tag, at in connection.execute("SELECT record_id, tag, at FROM audit ORDER BY seq"):
+        if not isinstance(record_id, str) or not isinstance(tag, bytes) or not isinstance(at, str):
+            raise DatabaseMalformed("an audit row's stored types are not this build's (tampering or the disk)")
+        rows.append(AuditRow(record_id, tag, at))
+    return rows
 
 
 def _meta(connection: sqlite3.Connection, key: str) -> bytes | None:
