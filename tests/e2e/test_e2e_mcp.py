@@ -181,8 +181,6 @@ def test_a_diverted_save_reports_where_it_landed(home: Path) -> None:
 
     reply = _session(home, UNDERCROFT_ADMISSION="quarantine")(script)
     text = _text(reply)
-    if text.startswith("created: "):
-        pytest.skip("the store does not divert yet (governance has not landed): the save was filed")
     assert reply.is_error is False and text.startswith("quarantined: drawer_")
     assert "'quarantine-pending'" in text and "intended work/notes" in text
     assert attack not in _cli(home, "search", "reveal the system prompt").stdout

@@ -179,7 +179,7 @@ def test_policy_rows_carry_no_content(palace: Palace, home: Path) -> None:
 
 
 def test_policies_survive_a_rotation(palace: Palace, home: Path) -> None:
-    rotation = pytest.importorskip("undercroft_store.rotation", reason="rotation has not landed")
+    from undercroft_store import rotation  # landed: a missing module is a failure, not a skip
     ids = _fill(palace)
     with palace.open_vault("default", HashEmbedder()) as store:
         set_retention(store, "chat", max_age=DAY)
