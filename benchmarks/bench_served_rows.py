@@ -2,6 +2,7 @@
 
     python benchmarks/bench_served_rows.py --build DIR          # a 10k-drawer sealed vault in DIR (once)
     python benchmarks/bench_served_rows.py --measure DIR        # time the reads against it (repeat, interleaved)
+    python benchmarks/bench_served_rows.py --smoke              # a 600-drawer pass: the instrument works
 
 The vault is built once and then measured by alternating processes (this checkout, then the previous code with
 ``PYTHONPATH`` pointing at its sources), so both read the very same rows under the same load. Each measurement:
@@ -17,6 +18,7 @@ import argparse
 import random
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -50,14 +52,14 @@ def _drawer(index: int, text: str) -> Drawer:
     )
 
 
-def build(home: Path, tombstones: int) -> None:
-    """A sealed vault of `SIZE` drawers; `tombstones` of them deleted and written again."""
-    texts = _texts(random.Random(7), SIZE)  # noqa: S311 - a reproducible synthetic corpus, not a secret
+def build(home: Path, tombstones: int, size: int = SIZE) -> None:
+    """A sealed vault of `size` drawers; `tombstones` of them deleted and written again."""
+    texts = _texts(random.Random(7), size)  # noqa: S311 - a reproducible synthetic corpus, not a secret
     with Palace(home) as palace:
         palace.init()
         with palace.open_vault("default", HashEmbedder()) as store:
-            for first in range(0, SIZE, BATCH):
-                batch = [DrawerWrite(_drawer(i, texts[i])) for i in range(first, min(SIZE, first + BATCH))]
+            for first in range(0, size, BATCH):
+                batch = [DrawerWrite(_drawer(i, texts[i])) for i in range(first, min(size, first + BATCH))]
                 store.write(batch, screening=Screen())
             for index in range(tombstones):
                 store.delete(_drawer(index, texts[index]).id)
@@ -101,7 +103,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--build", type=Path, help="build the vault in this (new) directory")
     parser.add_argument("--measure", type=Path, help="measure the reads against this vault")
     parser.add_argument("--tombstones", type=int, default=0, help="drawers deleted and written again at build")
+    parser.add_argument("--smoke", action="store_true", help="a 600-drawer pass in a temporary home")
     args = parser.parse_args(argv)
+    if args.smoke:  # the instrument works end to end; the figures of a smoke run mean nothing
+        with tempfile.TemporaryDirectory() as tmp:
+            build(Path(tmp) / "home", tombstones=20, size=600)
+            measure(Path(tmp) / "home")
+        return 0
     if args.build is not None:
         build(args.build, args.tombstones)
     if args.measure is not None:
