@@ -146,7 +146,7 @@ class VerifyReport:
         pragma = "integrity_check" if self.deep else "quick_check"
         lines.append(f"sqlite check:     {'FAILED' if self.sqlite_findings else 'ok'} ({pragma})")
         lines += [f"  SQLITE: {finding}" for finding in self.sqlite_findings]
-        if self.sqlite_findings:
+        if self.sqlite_findings and " could not run: " not in self.sqlite_findings[0]:
             lines.append("  the row legs above did not run: SQLite's own check failed first (see the runbook)")
         lines.append(f"append counter:   {'BEHIND: ' + self.append_counter if self.append_counter else 'ok'}")
         if self.surfaces is not None:
@@ -296,9 +296,10 @@ def verify_vault(context: VaultContext, *, deep: bool = False) -> VerifyReport:
     connection.execute("BEGIN")  # one snapshot for every leg
     try:
         report.sqlite_findings = sqlite_findings(connection, deep=deep)
-        if report.sqlite_findings:
-            # SQLite itself says the file is unsound (a NULL or BLOB where a STRICT column holds TEXT, a broken
-            # page): the verdict stands, and the row legs would read values no writer of this build stored.
+        if report.sqlite_findings and " could not run: " not in report.sqlite_findings[0]:
+            # SQLite itself says the file is unsound (a NULL or BLOB where a STRICT column holds TEXT): the verdict
+            # stands, and the row legs would read values no writer of this build stored. A check that could not
+            # run at all (pages that do not read) goes on, so the walk raises the malformed-image verdict below.
             return report
         report.scope_index = scope_index_findings(connection)
         # A page that does not read raises SQLite's malformed-image error out of the walk: every surface maps
