@@ -1,7 +1,8 @@
 """The main job, end to end, in a throw-away palace: the README's first command runs this.
 
 It drives the real `undercroft` program as a user would and exits non-zero on the first failure.
-Set UNDERCROFT_HOME to keep the palace; by default it lives in a temporary directory.
+Set UNDERCROFT_HOME to keep the palace; by default it lives in a temporary directory that is removed at the
+end, pass or fail (it holds a master key: a throw-away palace must not outlive its run).
 """
 
 from __future__ import annotations
@@ -24,8 +25,19 @@ STEPS: list[list[str]] = [
 
 
 def main() -> int:
-    """Run each step, echoing the command and its output."""
-    home = os.environ.get("UNDERCROFT_HOME") or tempfile.mkdtemp(prefix="undercroft-quickstart-")
+    """Run the steps in the declared palace, or in a temporary one removed afterwards."""
+    declared = os.environ.get("UNDERCROFT_HOME")
+    if declared:
+        return run(declared)
+    home = tempfile.mkdtemp(prefix="undercroft-quickstart-")
+    try:
+        return run(home)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def run(home: str) -> int:
+    """Run each step in the palace at ``home``, echoing the command and its output."""
     env = dict(os.environ, UNDERCROFT_HOME=home)
     # The program installed beside this interpreter first (uv run puts it on PATH too).
     exe = shutil.which("undercroft", path=os.path.dirname(sys.executable)) or shutil.which("undercroft")
