@@ -27,7 +27,8 @@ from undercroft_core.language import (
 )
 from undercroft_obs import names
 
-from undercroft_store._internal.read_door import InternalRead, audited_read, silent
+from undercroft_store.kernel._internal.read_door import InternalRead, audited_read, silent
+from undercroft_store.kernel.trust import trust_assignments as read_trust
 from undercroft_store.search._internal.entities import read_entities
 from undercroft_store.search._internal.scope_memo import ScopeMemo
 from undercroft_store.search.candidates import TILED_DEPTH, EmbeddingCache, FullScanTier, joined, plan_pool
@@ -125,7 +126,7 @@ class Searcher:
         """Build from the ``UNDERCROFT_*`` declarations (fusion, weight, floor, gate, pool div, trace, trust floor).
 
         ``trust_assignments`` None (the default) reads the vault's own trust table through the label guard
-        (`undercroft_store.trust.trust_assignments`) whenever a floor applies, so the vault floor
+        (`undercroft_store.kernel.trust.trust_assignments`) whenever a floor applies, so the vault floor
         ``UNDERCROFT_TRUST_FLOOR`` excludes the wings the operator assigned below it; a tampered table refuses.
         """
         floor = settings.semantic_floor(env)
@@ -137,8 +138,6 @@ class Searcher:
         vault_floor = settings.trust_floor(env)
         reader: Callable[[], Mapping[str, str]] | None = None
         if trust_assignments is None:
-            from undercroft_store.trust import trust_assignments as read_trust  # trust imports search's scope
-
             reader = partial(read_trust, store)
         return cls(
             store,
