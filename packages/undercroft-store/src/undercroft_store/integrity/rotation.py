@@ -307,6 +307,7 @@ def rotate_context(
         if committed:  # the database names the new generation from here on: adopt it whatever follows
             context.keys.wipe()
             context.keys, context.sealer, context.manifest = new_keys, new_sealer, after
+            context.verified_rows.clear()  # drop every reference to the old keys this handle held
             context.generation += 1
     mark("committed")
     promote_staged_manifest(context.vault_dir)

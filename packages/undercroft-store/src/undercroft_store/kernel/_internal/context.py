@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from undercroft_core.drawer import Drawer
 from undercroft_core.embedder import Embedder
 from undercroft_vault import Manifest, Sealer, VaultKeys
 
@@ -47,6 +48,9 @@ class VaultContext:
     healed: list[str] = field(default_factory=list)
     # Append indices this handle allocated and has not yet written: a write of one must create, never replace.
     fresh_appends: set[int] = field(default_factory=set)
+    # seq -> (keys, the row's verified bytes, the drawer they gave): a batched read of bytes identical to bytes
+    # already verified under the same keys serves the same drawer without re-deriving it (`hydration`).
+    verified_rows: dict[int, tuple[VaultKeys, tuple[str, bytes, bytes, bytes], Drawer]] = field(default_factory=dict)
     scope_index_checked: bool = False  # the per-handle scope-index guard ran clean (`_internal/structure.py`)
     closed: bool = False
     lock: VaultLock | None = None  # the vault directory lock this context holds until it closes

@@ -342,5 +342,6 @@ def wipe_quietly(context: VaultContext) -> None:
     with contextlib.suppress(sqlite3.Error):
         context.connection.close()
     context.keys.wipe()
+    context.verified_rows.clear()  # no plaintext drawer outlives the handle
     if context.lock is not None:
         context.lock.release()  # after the connection: no handle of this context outlives the lock
