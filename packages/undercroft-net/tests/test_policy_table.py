@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from undercroft_net import CaPin, TransportRefused, load_pin, police, police_redirect
 
 VAR = "UNDERCROFT_TEST_URL"

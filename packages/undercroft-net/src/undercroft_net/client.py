@@ -57,11 +57,10 @@ class _Guard:
 
     def check_request(self, request: httpx.Request) -> None:
         url = str(request.url)
+        if self.endpoint.scheme == "https" and request.url.scheme != "https":
+            rule = "a request from an https endpoint (a redirect) may not use http"
+            raise TransportRefused(self.endpoint.variable, url.split("?", 1)[0], rule)
         target = police(url, variable=self.endpoint.variable, pin=self.endpoint.pin)
-        if self.endpoint.scheme == "https" and target.scheme != "https":
-            raise TransportRefused(
-                self.endpoint.variable, target.origin, "a request from an https endpoint (a redirect) may not use http"
-            )
         if request.url.host.lower() != target.host:
             # The policy's parser and httpx's must agree on the host they rule on and connect to.
             raise TransportRefused(self.endpoint.variable, target.origin, "URL parsers disagree about the host")
