@@ -29,7 +29,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 import httpx
 
 from undercroft_net.errors import ResponseRefused, ResponseTooLarge, TransportRefused
-from undercroft_net.policy import Endpoint, police, ssl_context
+from undercroft_net.policy import Endpoint, _redact, police, ssl_context
 
 __all__ = [
     "DEFAULT_MAX_RESPONSE_BYTES",
@@ -59,7 +59,7 @@ class _Guard:
         url = str(request.url)
         if self.endpoint.scheme == "https" and request.url.scheme != "https":
             rule = "a request from an https endpoint (a redirect) may not use http"
-            raise TransportRefused(self.endpoint.variable, url.split("?", 1)[0], rule)
+            raise TransportRefused(self.endpoint.variable, _redact(url.split("?", 1)[0]), rule)
         target = police(url, variable=self.endpoint.variable, pin=self.endpoint.pin)
         if request.url.host.lower() != target.host:
             # The policy's parser and httpx's must agree on the host they rule on and connect to.
