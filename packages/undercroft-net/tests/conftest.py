@@ -134,6 +134,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         else:
             self._send(404, b"no such path")
 
+    def do_HEAD(self) -> None:
+        self.server.seen.append((self.command, self.path, dict(self.headers)))  # type: ignore[attr-defined]
+        self.send_response(200)
+        self.send_header("Content-Length", str(BIG))
+        self.end_headers()
+
     do_POST = do_GET
     do_DELETE = do_GET
 

@@ -193,6 +193,12 @@ def test_a_body_above_the_bound_is_refused_whole(http_server, path: str) -> None
         assert len(client.get(path).content) == BIG
 
 
+def test_a_head_answer_declaring_a_large_body_is_not_refused(http_server) -> None:  # type: ignore[no-untyped-def]
+    with policed_client(police(http_server.url, variable=VAR), max_response_bytes=10) as client:
+        response = client.head("/big")
+    assert response.status_code == 200 and response.headers["content-length"] == str(BIG) and response.content == b""
+
+
 def test_a_compressed_body_is_refused(http_server) -> None:  # type: ignore[no-untyped-def]
     with policed_client(police(http_server.url, variable=VAR)) as client:
         with pytest.raises(ResponseRefused, match="Content-Encoding 'gzip'"):

@@ -72,6 +72,8 @@ class _Guard:
             raise ResponseRefused(f"response from {url} refused: Content-Encoding {encoding!r} was not requested "
                                   "(a compressed body cannot be bounded before it is decoded)")
         declared = response.headers.get("content-length")
+        if request.method.upper() == "HEAD":
+            return  # a HEAD answer declares the length of a body it does not carry
         if declared is not None and declared.strip().isdigit() and int(declared) > self.bound:
             raise ResponseTooLarge(url, self.bound, int(declared))
 

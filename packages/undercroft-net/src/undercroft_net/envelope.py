@@ -80,10 +80,14 @@ def unescape(text: str) -> str:
     return _REFERENCE.sub(_unreference, text)
 
 
-def memory_block(attributes: Mapping[str, str | int | None], content: str) -> str:
+def memory_block(attributes: Mapping[str, str | int | None], content: str, lines: Sequence[str] = ()) -> str:
     """One ``<memory …>`` block: the attributes (``None`` values omitted) on the opening line, then the content.
 
     Attribute names are this code's own (``[a-z][a-z0-9_]*``); values and content are escaped here.
+    ``lines`` are engine-made header lines placed between the opening tag and the content (the MCP renderer's
+    evidence line), each escaped like an attribute so it stays one line. They cannot close or forge a block,
+    but a drawer whose first line reads like one can imitate them: that is why :func:`hit_block` uses none and
+    carries every field in the tag.
     """
     rendered = []
     for key, value in attributes.items():
@@ -96,8 +100,11 @@ def memory_block(attributes: Mapping[str, str | int | None], content: str) -> st
         rendered.append(f'{key}="{escape_attribute(str(value))}"')
     if not isinstance(content, str):
         raise EnvelopeError(f"memory block content must be text, got {type(content).__name__}")
+    if isinstance(lines, str) or not all(isinstance(line, str) for line in lines):
+        raise EnvelopeError("memory block header lines must be a sequence of text lines")
     opening = "<memory" + "".join(f" {item}" for item in rendered) + ">"
-    return f"{opening}\n{escape_content(content)}\n</memory>"
+    header = "".join(f"{escape_attribute(line)}\n" for line in lines)
+    return f"{opening}\n{header}{escape_content(content)}\n</memory>"
 
 
 def _get(item: object, name: str) -> object:
