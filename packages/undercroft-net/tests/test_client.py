@@ -266,3 +266,14 @@ def test_the_async_client_has_the_same_guarantees(  # type: ignore[no-untyped-de
             assert flaky.connections == 3
 
     asyncio.run(scenario())
+
+
+def test_the_request_guard_accepts_a_punycode_host_it_will_connect_to() -> None:
+    """httpx shows an xn-- host decoded (.host) but connects to the ASCII form (.raw_host): the guard compares that."""
+    from undercroft_net.client import _Guard
+
+    endpoint = police("https://xn--bcher-kva.de/api", variable=VAR)
+    guard = _Guard(endpoint, 10)
+    guard.check_request(httpx.Request("GET", endpoint.url))  # no refusal, no socket
+    with pytest.raises(TransportRefused, match="may not use http"):
+        guard.check_request(httpx.Request("GET", "http://xn--bcher-kva.de/"))

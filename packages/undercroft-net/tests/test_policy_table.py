@@ -226,3 +226,55 @@ def test_nothing_in_the_environment_widens_the_rule(monkeypatch: pytest.MonkeyPa
         monkeypatch.setenv(name, "1")
     with pytest.raises(TransportRefused):
         police("http://example.com", variable=VAR)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The policy's parser and httpx's agree on every URL the policy accepts.
+# ---------------------------------------------------------------------------------------------------------------
+
+import httpx  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+PIECES = ["http", "https", "HTTP", "ftp", "://", ":/", "//", "/", "\\", "@", ":", "#", "?", "%", "%40", "[", "]",
+          ".", "127.0.0.1", "127.1", "::1", "::ffff:127.0.0.1", "0.0.0.0", "localhost", "localhost.", "evil.com",
+          "xn--lcalhost-6vf", "user", "pw", "8080", "0", "65536", " ", "\t", "\n", "\u200b", "１", "é", "a"]
+AUTHORITY_PIECES = ["127.0.0.1", "[::1]", "[::ffff:127.0.0.1]", "localhost", "LOCALHOST", "evil.com", "a",
+                    "xn--lcalhost-6vf", ":8080", ":", "@", ".", "[", "]", "%40", "0.0.0.0", "\\", "１", "127.1"]
+TAIL_PIECES = ["/", "?", "#", "@evil.com", "@", "\\", "/x", ":80", "%2F", "//evil.com"]
+SHAPED = st.tuples(
+    st.sampled_from(["http://", "https://", "HTTP://", "HTTPS://"]),
+    st.lists(st.sampled_from(AUTHORITY_PIECES), min_size=1, max_size=4).map("".join),
+    st.lists(st.sampled_from(TAIL_PIECES), max_size=3).map("".join),
+).map("".join)
+URL_TEXT = st.one_of(SHAPED, st.lists(st.sampled_from(PIECES), min_size=1, max_size=10).map("".join))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(URL_TEXT)
+def test_an_accepted_url_is_tls_or_loopback_as_httpx_reads_it(url: str) -> None:
+    try:
+        endpoint = police(url, variable=VAR)
+    except TransportRefused:
+        return
+    for spelling in (url, endpoint.url):
+        parsed = httpx.URL(spelling)
+        assert parsed.raw_host.decode("ascii").lower() == endpoint.host, (spelling, parsed.raw_host, endpoint.host)
+        assert parsed.scheme == endpoint.scheme
+        assert (parsed.port or {"http": 80, "https": 443}[parsed.scheme]) == endpoint.port
+        assert parsed.userinfo == b""
+    assert endpoint.scheme == "https" or endpoint.loopback
+
+
+@pytest.mark.parametrize(
+    ("url", "host"),
+    [("http://127.0.0.1:8080/@evil.com", "127.0.0.1"), ("http://127.0.0.1?@evil.com", "127.0.0.1"),
+     ("http://127.0.0.1#@evil.com", "127.0.0.1"), ("http://evil.com#@127.0.0.1", None),
+     ("http://evil.com?@127.0.0.1", None), ("http://127.0.0.1./", None), ("http://[::1]x/", None)],
+)
+def test_where_the_host_ends(url: str, host: str | None) -> None:
+    if host is None:
+        with pytest.raises(TransportRefused):
+            police(url, variable=VAR)
+    else:
+        assert police(url, variable=VAR).host == host == httpx.URL(url).host

@@ -61,8 +61,9 @@ class _Guard:
             rule = "a request from an https endpoint (a redirect) may not use http"
             raise TransportRefused(self.endpoint.variable, _redact(url.split("?", 1)[0]), rule)
         target = police(url, variable=self.endpoint.variable, pin=self.endpoint.pin)
-        if request.url.host.lower() != target.host:
-            # The policy's parser and httpx's must agree on the host they rule on and connect to.
+        if request.url.raw_host.decode("ascii", "replace").lower() != target.host:
+            # The policy's parser and httpx's must agree on the host they rule on and connect to (raw_host: the
+            # ASCII form httpx connects to; .host would show an xn-- name decoded).
             raise TransportRefused(self.endpoint.variable, target.origin, "URL parsers disagree about the host")
 
     def check_response(self, response: httpx.Response, request: httpx.Request) -> None:

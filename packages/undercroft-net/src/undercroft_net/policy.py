@@ -47,6 +47,7 @@ _IPV4_LOOPBACK = ipaddress.IPv4Network("127.0.0.0/8")
 _IPV6_LOOPBACK = ipaddress.IPv6Address("::1")
 _LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
 _NUMERIC_LABEL = re.compile(r"[0-9]+|0x[0-9a-f]*")
+_AUTHORITY = re.compile(r"(?P<host>\[[^\[\]]*\]|[^\[\]:]*)(?::(?P<port>.*))?", re.S)
 _PEM_BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END ([A-Z0-9 ]+)-----", re.S)
 _PIN_MAX_BYTES = 1 << 20
 
@@ -195,6 +196,11 @@ def _split(url: str, refuse: _Refuser) -> SplitResult:
         refuse("the URL must be absolute: scheme://host[:port][/path]")
     if "@" in parts.netloc:
         refuse("userinfo is refused: the URL would reach the host after '@', and a password in a URL leaks to logs")
+    authority = _AUTHORITY.fullmatch(parts.netloc)
+    if authority is None:
+        refuse("the host is malformed (a stray bracket or colon: an IPv6 host is written [addr]:port)")
+    if authority.group("port") is not None and not authority.group("port").isdigit():
+        refuse("the port is not a number in 1..65535")
     return parts
 
 
