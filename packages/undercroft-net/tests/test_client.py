@@ -277,3 +277,48 @@ def test_the_request_guard_accepts_a_punycode_host_it_will_connect_to() -> None:
     guard.check_request(httpx.Request("GET", endpoint.url))  # no refusal, no socket
     with pytest.raises(TransportRefused, match="may not use http"):
         guard.check_request(httpx.Request("GET", "http://xn--bcher-kva.de/"))
+
+
+def test_a_declared_proxy_is_the_one_used(http_server, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """A loopback forward proxy declared as an argument carries the request; the environment's proxy does not."""
+    import http.client
+    import http.server
+    import threading
+    from urllib.parse import urlsplit
+
+    seen: list[str] = []
+
+    class Forward(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+        def do_GET(self) -> None:
+            seen.append(self.path)
+            target = urlsplit(self.path)
+            upstream = http.client.HTTPConnection(target.hostname, target.port, timeout=5)
+            upstream.request("GET", target.path)
+            answer = upstream.getresponse()
+            body = answer.read()
+            upstream.close()
+            self.send_response(answer.status)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Via", "test-proxy")
+            self.end_headers()
+            self.wfile.write(body)
+
+    proxy_server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Forward)
+    thread = threading.Thread(target=proxy_server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # would fail if it were honoured
+    try:
+        proxy = police(f"http://127.0.0.1:{proxy_server.server_address[1]}", variable="UNDERCROFT_TEST_PROXY")
+        with policed_client(police(http_server.url, variable=VAR), proxy=proxy) as client:
+            response = client.get("/ok")
+        assert response.content == b"hello" and response.headers["via"] == "test-proxy"
+        assert seen == [f"{http_server.url}/ok"]
+    finally:
+        proxy_server.shutdown()
+        proxy_server.server_close()
+        thread.join(timeout=5)
