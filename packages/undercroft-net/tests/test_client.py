@@ -133,7 +133,8 @@ def test_a_declared_proxy_is_policed() -> None:
 @pytest.mark.parametrize(
     "options",
     [{"timeout": 0}, {"timeout": -1}, {"timeout": float("inf")}, {"timeout": None}, {"max_response_bytes": 0},
-     {"retries": -1}, {"retries": 11}, {"headers": {"accept-encoding": "gzip"}}],
+     {"retries": -1}, {"retries": 11}, {"headers": {"accept-encoding": "gzip"}}, {"max_redirects": -1},
+     {"max_redirects": 21}],
 )
 def test_weakening_options_are_refused(options: dict[str, object]) -> None:
     with pytest.raises(ValueError):

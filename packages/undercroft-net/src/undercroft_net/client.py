@@ -213,6 +213,12 @@ def _settings(
     return endpoint, httpx.Timeout(float(timeout)), declared_proxy
 
 
+def _redirects(max_redirects: int) -> int:
+    if isinstance(max_redirects, bool) or not isinstance(max_redirects, int) or not 0 <= max_redirects <= 20:
+        raise ValueError(f"max_redirects must be an integer in 0..20, got {max_redirects!r}")
+    return max_redirects
+
+
 def _headers(headers: Mapping[str, str] | None) -> dict[str, str]:
     merged = dict(headers or {})
     if any(key.lower() == "accept-encoding" for key in merged):
@@ -241,7 +247,7 @@ def policed_client(
     inner = httpx.HTTPTransport(verify=ssl_context(endpoint.pin), trust_env=False, proxy=declared_proxy, retries=0)
     transport = _PolicedTransport(_Guard(endpoint, max_response_bytes), inner, retries)
     return httpx.Client(base_url=endpoint.url, transport=transport, timeout=limits, trust_env=False,
-                        follow_redirects=True, max_redirects=max_redirects, headers=_headers(headers))
+                        follow_redirects=True, max_redirects=_redirects(max_redirects), headers=_headers(headers))
 
 
 def policed_async_client(
@@ -260,4 +266,4 @@ def policed_async_client(
                                      retries=0)
     transport = _AsyncPolicedTransport(_Guard(endpoint, max_response_bytes), inner, retries)
     return httpx.AsyncClient(base_url=endpoint.url, transport=transport, timeout=limits, trust_env=False,
-                             follow_redirects=True, max_redirects=max_redirects, headers=_headers(headers))
+                             follow_redirects=True, max_redirects=_redirects(max_redirects), headers=_headers(headers))

@@ -133,7 +133,7 @@ def is_loopback_host(host: str) -> bool:
 
 
 def _localhost_is_loopback_only(port: int) -> bool:
-    """Whether this machine resolves ``localhost`` to loopback addresses and nothing else (no DNS is asked)."""
+    """Whether this machine resolves ``localhost`` to loopback addresses and nothing else (normally /etc/hosts)."""
     try:
         answers = socket.getaddrinfo("localhost", port, type=socket.SOCK_STREAM)
     except OSError:
