@@ -79,6 +79,15 @@ PLANTS = [
     ("undercroft_vault", "import undercroft_cli\n", "layers"),
     ("undercroft_store", "import nacl.secret\n", "crypto-libraries"),
     ("undercroft_store", "import httpx\n", "outbound-http"),
+    # Outbound HTTP: each raw client library, from distributions that will talk to the network through net.
+    ("undercroft_cli", "import httpx\n", "outbound-http"),
+    ("undercroft_orchestrator", "import httpx\n", "outbound-http"),
+    ("undercroft_llm", "from httpx import Client\n", "outbound-http"),
+    ("undercroft_obs", "import ssl\n", "outbound-http"),
+    ("undercroft_config", "import socket\n", "outbound-http"),
+    ("undercroft_bench", "import urllib3\n", "outbound-http"),
+    # net polices TLS but makes no certificate: its source may not import cryptography (its tests do).
+    ("undercroft_net", "import cryptography.x509\n", "crypto-libraries"),
     ("undercroft_cli", "import undercroft_vault._internal\n", "private-vault"),
     # Inside the store: the kernel never reaches up to the façade or a feature; features never import each other.
     ("undercroft_store.kernel", "import undercroft_store.store\n", "store-layers"),
@@ -141,3 +150,48 @@ def test_the_cli_does_not_import_heavy_optional_stacks_at_start_up() -> None:
         capture_output=True, text=True, check=True,
     )
     assert probe.stdout.strip() == "[]", probe.stdout
+
+
+def test_outbound_http_covers_every_distribution_but_net_and_index() -> None:
+    """The contract names every distribution except the policy's owner and the backends it polices."""
+    ours = {import_name(n) for n in distributions()}
+    contract = _contracts()["outbound-http"]
+    assert set(contract["source_modules"]) == ours - {"undercroft_net", "undercroft_index"}
+    assert {"httpx", "socket", "ssl"} <= set(contract["forbidden_modules"])
+
+
+# import-linter sees the stdlib squashed to top-level names, so it cannot forbid urllib.request without
+# forbidding urllib.parse too: an AST scan keeps the stdlib's own HTTP clients inside undercroft_net.
+STDLIB_CLIENTS = ("urllib.request", "http.client", "ftplib", "smtplib", "xmlrpc.client", "telnetlib")
+
+
+def _stdlib_clients_imported(path: pathlib.Path) -> list[str]:
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+        found += [n for n in names if any(n == c or n.startswith(c + ".") for c in STDLIB_CLIENTS)]
+    return found
+
+
+def test_no_stdlib_http_client_outside_net() -> None:
+    offenders = []
+    for package in sorted(PACKAGES_DIR.iterdir()):
+        if package.name in ("undercroft-net", "undercroft-index"):
+            continue
+        for path in (package / "src").rglob("*.py"):
+            offenders += [f"{path}: {name}" for name in _stdlib_clients_imported(path)]
+    assert offenders == []
+
+
+@pytest.mark.parametrize("source", ["import urllib.request\n", "from urllib import request\n",
+                                    "from http.client import HTTPSConnection\n", "import http.client as h\n"])
+def test_the_stdlib_client_scan_sees_a_planted_import(tmp_path: pathlib.Path, source: str) -> None:
+    planted = tmp_path / "planted.py"
+    planted.write_text(source)
+    assert _stdlib_clients_imported(planted)
