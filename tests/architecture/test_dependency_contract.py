@@ -80,6 +80,9 @@ PLANTS = [
     ("undercroft_store", "import nacl.secret\n", "crypto-libraries"),
     ("undercroft_store", "import httpx\n", "outbound-http"),
     ("undercroft_cli", "import undercroft_vault._internal\n", "private-vault"),
+    ("undercroft_cli/commands", "import undercroft_cli.mcp.server\n", "cli-adapters"),
+    ("undercroft_cli/mcp", "import undercroft_cli.commands.search\n", "cli-adapters"),
+    ("undercroft_cli/operations", "import click\n", "cli-operations"),
 ]
 
 

@@ -9,17 +9,17 @@ import click
 from undercroft_cli import __version__
 from undercroft_cli._internal.composition import start_up
 from undercroft_cli._internal.exit_codes import run_cli
-from undercroft_cli.admission_command import admission_group
-from undercroft_cli.anchor_command import anchor_command
-from undercroft_cli.backup_command import backup_group
-from undercroft_cli.config_command import config_group
-from undercroft_cli.daemon_command import daemon_group
-from undercroft_cli.drawer_commands import drawer_group, remember_command
-from undercroft_cli.forget_command import forget_command, verify_forgetting_command
-from undercroft_cli.hooks_command import hooks_group
-from undercroft_cli.integrity_commands import stats_command, taxonomy_command, verify_command
-from undercroft_cli.kg_command import kg_group
-from undercroft_cli.memory_commands import (
+from undercroft_cli.commands.admission import admission_group
+from undercroft_cli.commands.anchor import anchor_command
+from undercroft_cli.commands.backup import backup_group
+from undercroft_cli.commands.config import config_group
+from undercroft_cli.commands.daemon import daemon_group
+from undercroft_cli.commands.drawers import drawer_group, remember_command
+from undercroft_cli.commands.forget import forget_command, verify_forgetting_command
+from undercroft_cli.commands.hooks import hooks_group
+from undercroft_cli.commands.integrity import stats_command, taxonomy_command, verify_command
+from undercroft_cli.commands.kg import kg_group
+from undercroft_cli.commands.memory import (
     check_dup_command,
     closets_command,
     dedup_command,
@@ -28,16 +28,16 @@ from undercroft_cli.memory_commands import (
     tunnel_group,
     wake_up_command,
 )
-from undercroft_cli.mine_command import delete_by_source_command, mine_command, sweep_command, transcript_group
-from undercroft_cli.repair_command import repair_command
-from undercroft_cli.retention_command import retention_group
-from undercroft_cli.rotate_command import rotate_command
-from undercroft_cli.search_command import search_command
-from undercroft_cli.serve_mcp_command import serve_mcp_command
-from undercroft_cli.transfer_command import bundle_group, export_command, import_command
-from undercroft_cli.trust_command import trust_group
-from undercroft_cli.vault_commands import init_command, vault_group
-from undercroft_cli.witness_command import witness_group
+from undercroft_cli.commands.mine import delete_by_source_command, mine_command, sweep_command, transcript_group
+from undercroft_cli.commands.repair import repair_command
+from undercroft_cli.commands.retention import retention_group
+from undercroft_cli.commands.rotate import rotate_command
+from undercroft_cli.commands.search import search_command
+from undercroft_cli.commands.transfer import bundle_group, export_command, import_command
+from undercroft_cli.commands.trust import trust_group
+from undercroft_cli.commands.vaults import init_command, vault_group
+from undercroft_cli.commands.witness import witness_group
+from undercroft_cli.serving import serve_mcp_command
 
 __all__ = ["cli", "main"]
 

@@ -8,6 +8,7 @@ from datetime import date, datetime
 from undercroft_core.normalisation import is_blank
 
 from undercroft_cli.mcp.errors import InvalidArgument
+from undercroft_cli.operations import ValueRefused, parse_day, parse_instant
 
 __all__ = ["Arguments"]
 
@@ -89,9 +90,9 @@ class Arguments:
         if value is None:
             return None
         try:
-            return date.fromisoformat(value)
-        except ValueError:
-            raise self._fail(key, f"must be an ISO date (YYYY-MM-DD), got {value!r}") from None
+            return parse_day(value)
+        except ValueRefused as refused:
+            raise self._fail(key, _phrased(refused)) from None
 
     def instant(self, key: str) -> datetime | None:
         """An ISO 8601 timestamp with a timezone."""
@@ -99,9 +100,13 @@ class Arguments:
         if value is None:
             return None
         try:
-            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            raise self._fail(key, f"must be an ISO 8601 timestamp, got {value!r}") from None
-        if parsed.tzinfo is None:
-            raise self._fail(key, f"has no timezone (add Z or +00:00): {value!r}")
-        return parsed
+            return parse_instant(value)
+        except ValueRefused as refused:
+            raise self._fail(key, _phrased(refused)) from None
+
+
+def _phrased(refused: ValueRefused) -> str:
+    """A refused value in the tools' phrasing: ``must be <expected>, got '<value>'``."""
+    if refused.missing_timezone:
+        return f"has no timezone (add Z or +00:00): {refused.value!r}"
+    return f"must be {refused.expected}, got {refused.value!r}"

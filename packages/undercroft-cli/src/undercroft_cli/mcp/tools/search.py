@@ -15,6 +15,7 @@ from undercroft_store.search import SearchHit, SearchRequest, SearchResult
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.errors import InvalidArgument
 from undercroft_cli.mcp.tools.base import ToolSession, ToolSpec, boolean, integer, memory_block, string
+from undercroft_cli.operations import no_hits_line, search_disclosures
 
 __all__ = ["SEARCH_NOTICE", "SEARCH_TOOLS", "render_search_hit", "render_search_result"]
 
@@ -52,15 +53,10 @@ def render_search_hit(hit: SearchHit) -> str:
 def render_search_result(result: SearchResult, *, offset: int) -> str:
     """The notice, the disclosures, every hit's block, and the paging footer."""
     parts = [SEARCH_NOTICE]
-    if result.window is not None:
-        parts.append(f"({result.window.note()})")
-    if result.unlabeled_excluded is not None:
-        parts.append(f"(kind filter: {result.unlabeled_excluded} drawer(s) with no kind excluded)")
-    if result.trust_excluded_wings is not None:
-        parts.append(f"(trust floor: wings excluded: {', '.join(result.trust_excluded_wings) or 'none'})")
+    parts.extend(search_disclosures(result))
     parts.extend(render_search_hit(hit) for hit in result.hits)
     if not result.hits:
-        parts.append(f"no hits (searched {result.searched} drawer(s), scope {result.scope})")
+        parts.append(no_hits_line(result))
     else:
         footer = f"({len(result.hits)} hit(s); next page: offset {offset + len(result.hits)}"
         parts.append(footer + (f", ranked_at {result.ranked_at})" if result.ranked_at else ")"))
