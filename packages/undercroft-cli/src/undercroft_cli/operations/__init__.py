@@ -16,7 +16,32 @@ package imports neither.
 The ``serve-http`` issue builds this layer out (the ``/v1`` routes call the same operations the tools do).
 """
 
-from undercroft_cli.operations.search import no_hits_line, search_disclosures
+from undercroft_cli.operations.search import TOOL_SEARCH_LIMIT, no_hits_line, search_disclosures
+from undercroft_cli.operations.shapes import (
+    DRAWER_SCHEMA,
+    FACT_SCHEMA,
+    HIT_SCHEMA,
+    SEARCH_RESULT_PROPERTIES,
+    WRITE_PROPERTIES,
+    drawer_record,
+    fact_record,
+    nullable,
+)
 from undercroft_cli.operations.values import ValueRefused, parse_day, parse_instant
 
-__all__ = ["ValueRefused", "no_hits_line", "parse_day", "parse_instant", "search_disclosures"]
+__all__ = [
+    "DRAWER_SCHEMA",
+    "FACT_SCHEMA",
+    "HIT_SCHEMA",
+    "SEARCH_RESULT_PROPERTIES",
+    "TOOL_SEARCH_LIMIT",
+    "WRITE_PROPERTIES",
+    "ValueRefused",
+    "drawer_record",
+    "fact_record",
+    "no_hits_line",
+    "nullable",
+    "parse_day",
+    "parse_instant",
+    "search_disclosures",
+]

@@ -7,7 +7,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the store is imported by whoever ran the search, never by this module
     from undercroft_store.search import SearchResult
 
-__all__ = ["no_hits_line", "search_disclosures"]
+__all__ = ["TOOL_SEARCH_LIMIT", "no_hits_line", "search_disclosures"]
+
+TOOL_SEARCH_LIMIT = 100
+"""The most hits one MCP search page returns. The CLI takes up to the store's 1000 (``MAX_LIMIT``): a person
+pipes a long page into a file, while a tool reply lands whole in a model's context, so an agent pages instead."""
 
 
 def search_disclosures(result: SearchResult) -> list[str]:

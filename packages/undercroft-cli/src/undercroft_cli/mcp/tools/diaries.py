@@ -57,7 +57,7 @@ def _diary_write(session: ToolSession, args: Arguments) -> str:
 
 def _diary_read(session: ToolSession, args: Arguments) -> str:
     agent = args.required_text("agent_name")
-    last = args.integer("last_n", default=10, low=1, high=100) or 10
+    last = args.integer("last_n") or 10
     entries = read_diary(session.store, agent, last=last, topic=_topic(args))
     if not entries:
         return f"no diary entries for {agent}"
@@ -79,7 +79,7 @@ DIARY_TOOLS: tuple[ToolSpec, ...] = (
             "agent_name": _AGENT,
             "entry": string("the diary entry"),
             "content": string("alias for 'entry' ('entry' wins when both are given)"),
-            "topic": string(f"topic room (default {DIARY_ROOM})"),
+            "topic": string("topic room", default=DIARY_ROOM),
         },
         _diary_write,
         required=("agent_name",),
@@ -89,11 +89,17 @@ DIARY_TOOLS: tuple[ToolSpec, ...] = (
         "Read your recent diary entries, newest first: what past sessions of you recorded.",
         {
             "agent_name": _AGENT,
-            "last_n": integer("number of recent entries (1-100, default 10)"),
+            "last_n": integer("number of recent entries", minimum=1, maximum=100, default=10),
             "topic": string("only this topic room (optional)"),
         },
         _diary_read,
         required=("agent_name",),
     ),
-    ToolSpec("undercroft_list_agents", "Every agent that keeps a diary, with its entry count.", {}, _list_agents),
+    ToolSpec(
+        "undercroft_list_agents",
+        "Every agent that keeps a diary, with its entry count.",
+        {},
+        _list_agents,
+        output={"agents": {"type": "object", "additionalProperties": {"type": "integer"}}},
+    ),
 )

@@ -29,6 +29,16 @@ def taxonomy(stats: VaultStats) -> dict[str, dict[str, int]]:
     return stats.taxonomy()
 
 
+_STATUS_FIELDS = (
+    ("vault", "string"), ("level", "string"), ("read_only", "boolean"), ("drawers", "integer"),
+    ("quarantined", "integer"), ("wings", "integer"), ("rooms", "integer"), ("chain_records", "integer"),
+    ("writes", "integer"), ("head", "string"), ("db_bytes", "integer"), ("embedder", ["string", "null"]),
+    ("embed_failures", "integer"), ("unhealed", "array"), ("chain_ceiling", ["integer", "null"]),
+    ("chain_over_ceiling", "boolean"), ("chain_replays", "integer"), ("heals", "array"),
+)  # fmt: skip
+_STATUS_OUTPUT = {key: {"type": kind} for key, kind in _STATUS_FIELDS}
+
+
 def _status(session: ToolSession, args: Arguments) -> str:
     stats = session.store.stats()
     status = {
@@ -87,15 +97,33 @@ PALACE_TOOLS: tuple[ToolSpec, ...] = (
         "(chain_ceiling, chain_over_ceiling: reported, never enforced) and the label guard's chain_replays.",
         {},
         _status,
+        output=_STATUS_OUTPUT,
     ),
-    ToolSpec("undercroft_list_wings", "Wings with drawer counts.", {}, _list_wings),
+    ToolSpec(
+        "undercroft_list_wings",
+        "Wings with drawer counts.",
+        {},
+        _list_wings,
+        output={"wings": {"type": "object", "additionalProperties": {"type": "integer"}}},
+    ),
     ToolSpec(
         "undercroft_list_rooms",
         "Rooms with drawer counts, within one wing or all of them.",
         {"wing": string("wing to list rooms for (optional)")},
         _list_rooms,
+        output={
+            "rooms": {"type": "object", "additionalProperties": {"type": "integer"}},
+            "wing": {"type": "string"},
+        },
+        optional_output=("wing",),
     ),
-    ToolSpec("undercroft_get_taxonomy", "Full taxonomy: wing, then room, then drawer count.", {}, _get_taxonomy),
+    ToolSpec(
+        "undercroft_get_taxonomy",
+        "Full taxonomy: wing, then room, then drawer count.",
+        {},
+        _get_taxonomy,
+        output={"taxonomy": {"type": "object"}},
+    ),
     ToolSpec(
         "undercroft_verify",
         "Verify every record's HMAC and replay the tamper-evident audit chain; VERIFY OK or VERIFY FAILED.",

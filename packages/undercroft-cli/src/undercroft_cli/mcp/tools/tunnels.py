@@ -42,7 +42,7 @@ def _delete(session: ToolSession, args: Arguments) -> str:
 
 def _follow(session: ToolSession, args: Arguments) -> str:
     wing, room = args.required_text("wing"), args.text("room")
-    limit = args.integer("limit", default=10, low=1, high=100) or 10
+    limit = args.integer("limit") or 10
     followed = [
         tunnel
         for tunnel in tunnels.list_tunnels(session.store, wing=wing)
@@ -64,7 +64,7 @@ def _follow(session: ToolSession, args: Arguments) -> str:
 
 
 def _traverse(session: ToolSession, args: Arguments) -> str:
-    hops = args.integer("max_hops", default=2, low=1, high=tunnels.MAX_DEPTH) or 2
+    hops = args.integer("max_hops") or 2
     reached = tunnels.traverse(session.store, args.required_text("start_wing"), depth=hops)
     rows = [{"wing": wing, "hops": depth, "via": via} for wing, depth, via in reached]
     return json.dumps({"reached": rows}, indent=2, ensure_ascii=False)
@@ -85,7 +85,11 @@ TUNNEL_TOOLS: tuple[ToolSpec, ...] = (
         required=("source_wing", "target_wing"),
     ),
     ToolSpec(
-        "undercroft_list_tunnels", "List tunnels, optionally touching one wing.", {"wing": string("filter")}, _list
+        "undercroft_list_tunnels",
+        "List tunnels (labelled links between two wings or rooms), optionally those touching one wing.",
+        {"wing": string("only tunnels touching this wing")},
+        _list,
+        output={"tunnels": {"type": "array", "items": {"type": "object"}}},
     ),
     ToolSpec(
         "undercroft_delete_tunnel",
@@ -97,15 +101,23 @@ TUNNEL_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "undercroft_follow_tunnels",
         "Follow every tunnel leaving a wing (or room): the newest drawers at each far end.",
-        {"wing": string("wing"), "room": string("room (optional)"), "limit": integer("drawers per tunnel")},
+        {
+            "wing": string("wing"),
+            "room": string("room (optional)"),
+            "limit": integer("drawers per tunnel", minimum=1, maximum=100, default=10),
+        },
         _follow,
         required=("wing",),
     ),
     ToolSpec(
         "undercroft_traverse",
         "Wings reachable from a start wing over tunnels, with hop counts.",
-        {"start_wing": string("start wing"), "max_hops": integer(f"max hops (1-{tunnels.MAX_DEPTH})")},
+        {
+            "start_wing": string("start wing"),
+            "max_hops": integer("max hops", minimum=1, maximum=tunnels.MAX_DEPTH, default=2),
+        },
         _traverse,
         required=("start_wing",),
+        output={"reached": {"type": "array", "items": {"type": "object"}, "description": "wing, hops, via"}},
     ),
 )
