@@ -172,3 +172,26 @@ def test_every_tool_is_annotated_and_every_result_validates_against_its_output_s
     assert facts and all(value is not None for fact in facts for value in fact.values())  # no null fields
     assert only("undercroft_lookup_canonical") == {"fact": None}
     assert json.loads(_text(results["undercroft_status"][0][1]))["drawers"] == only("undercroft_status")["drawers"]
+
+
+def test_the_printed_configuration_starts_a_working_server_with_nothing_else(home: Path, tmp_path: Path) -> None:
+    """What `undercroft mcp` prints is all a host needs: no PATH, another working directory, still served."""
+    printed = _cli(home, "mcp", "--json", "--read-only")
+    assert printed.returncode == 0, printed.stderr
+    launch = json.loads(printed.stdout)
+    assert Path(launch["command"]).is_absolute() and launch["env"] == {"UNDERCROFT_HOME": str(home)}
+    elsewhere = tmp_path / "some-project"
+    elsewhere.mkdir()
+    params = StdioServerParameters(command=launch["command"], args=launch["args"], env=launch["env"], cwd=elsewhere)
+
+    async def main() -> tuple[Any, Any]:
+        with open(os.devnull, "w") as quiet:
+            async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                status = await session.call_tool("undercroft_status", {})
+                refused = await session.call_tool("undercroft_save", {"content": "not on a read-only server"})
+                return status, refused
+
+    status, refused = anyio.run(main)
+    assert status.is_error is False and status.structured_content["read_only"] is True
+    assert refused.is_error is True and "read-only" in _text(refused)

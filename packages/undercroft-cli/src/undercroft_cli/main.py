@@ -139,6 +139,13 @@ COMMANDS: tuple[LazyCommand, ...] = (
     LazyCommand(
         "serve-mcp", "serving", "serve_mcp_command", _EVERYDAY, "Serve the vault to an agent over MCP on stdin/stdout."
     ),
+    LazyCommand(
+        "mcp",
+        "commands.mcp_config",
+        "mcp_command",
+        _EVERYDAY,
+        "Print the MCP configuration for Claude Code, Claude Desktop, Cursor or any client.",
+    ),
     LazyCommand("hooks", "commands.hooks", "hooks_group", _EVERYDAY, "Print auto-save hook settings for agent tools."),
     LazyCommand("daemon", "commands.daemon", "daemon_group", _EVERYDAY, "The background auto-save loop."),
     LazyCommand(

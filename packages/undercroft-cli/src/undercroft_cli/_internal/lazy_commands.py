@@ -76,9 +76,7 @@ class LazyGroup(click.Group):
         width = formatter.width - 6 - max((len(name) for name in self.lazy), default=0)
         for section in self.sections:
             rows = [
-                (row.name, _clip(row.summary, max(width, 45)))
-                for row in self.lazy.values()
-                if row.section == section
+                (row.name, _clip(row.summary, max(width, 45))) for row in self.lazy.values() if row.section == section
             ]
             if rows:
                 with formatter.section(section):
