@@ -9,6 +9,7 @@ from undercroft_store import DEFAULT_VAULT
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
+from undercroft_cli.operations import verify_record
 
 __all__ = ["stats_command", "taxonomy_command", "verify_command"]
 
@@ -20,13 +21,14 @@ __all__ = ["stats_command", "taxonomy_command", "verify_command"]
     is_flag=True,
     help="Run SQLite's full integrity_check (every index entry against its row) instead of its quick_check.",
 )
-def verify_command(vault: str, deep: bool) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (same exit code).")
+def verify_command(vault: str, deep: bool, as_json: bool) -> int:
     """HMAC every record, replay the audit chain, resolve labels, compare mirrors, check SQLite's structures
     (exit 2 on VERIFY FAILED)."""
     with open_store(vault, read_only=True) as store:
         report = store.verify(deep=deep)
         unhealed = store.unhealed
-    click.echo(report.render())
+    click.echo(json.dumps({**verify_record(report), "unhealed": unhealed}) if as_json else report.render())
     for line in unhealed:
         click.echo(f"unhealed: {line}", err=True)
     return EXIT_OK if report.ok else EXIT_INTEGRITY

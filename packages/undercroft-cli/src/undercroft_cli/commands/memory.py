@@ -15,6 +15,7 @@ from undercroft_store.tunnels import create_tunnel, delete_tunnel, follow_tunnel
 from undercroft_store.wakeup import wake_up
 
 from undercroft_cli._internal.composition import open_palace, open_reader, open_store
+from undercroft_cli.operations import drawer_record
 
 __all__ = [
     "check_dup_command",
@@ -57,10 +58,14 @@ def diary_write(agent: str, text: str | None, vault: str, topic: str | None) -> 
 @_VAULT
 @click.option("--last", type=click.IntRange(min=1), default=10, show_default=True)
 @click.option("--topic", default=None)
-def diary_read(agent: str, vault: str, last: int, topic: str | None) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print {agent, entries: [drawer]}.")
+def diary_read(agent: str, vault: str, last: int, topic: str | None, as_json: bool) -> int:
     """AGENT's newest entries."""
     with open_reader(vault) as store:
         entries = read_diary(store, agent, last=last, topic=topic)
+    if as_json:
+        click.echo(json.dumps({"agent": agent, "entries": [drawer_record(e) for e in entries]}, ensure_ascii=False))
+        return 0
     for entry in entries:
         click.echo(f"[{entry.filed_at[:19]} {entry.room}] {entry.content}")
     return 0
@@ -68,11 +73,16 @@ def diary_read(agent: str, vault: str, last: int, topic: str | None) -> int:
 
 @diary_group.command("agents")
 @_VAULT
-def diary_agents_command(vault: str) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print {agents: {name: entries}}.")
+def diary_agents_command(vault: str, as_json: bool) -> int:
     """Agents with a diary and their entry counts."""
     with open_store(vault, read_only=True) as store:
-        for agent, count in diary_agents(store).items():
-            click.echo(f"{agent}  {count}")
+        agents = diary_agents(store)
+    if as_json:
+        click.echo(json.dumps({"agents": agents}, ensure_ascii=False))
+        return 0
+    for agent, count in agents.items():
+        click.echo(f"{agent}  {count}")
     return 0
 
 
@@ -180,13 +190,19 @@ def closets_command(vault: str, wing: str | None) -> int:
 @_VAULT
 @click.option("--wing", default=None)
 @click.option("--limit", type=click.IntRange(min=1), default=15, show_default=True)
-def wake_up_command(vault: str, wing: str | None, limit: int) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print {identity, essentials: [drawer]}.")
+def wake_up_command(vault: str, wing: str | None, limit: int, as_json: bool) -> int:
     """L0 identity (<home>/identity.txt) and L1 essential recent memories."""
     with open_palace(read_only=True) as palace:
         path = palace.home / "identity.txt"
         identity = path.read_text(encoding="utf-8") if path.is_file() else None
     with open_reader(vault) as store:
-        click.echo(wake_up(store, identity=identity, wing=wing, limit=limit).render())
+        woken = wake_up(store, identity=identity, wing=wing, limit=limit)
+    if as_json:
+        essentials = [drawer_record(d, full=False) for d in woken.essentials]
+        click.echo(json.dumps({"identity": woken.identity, "essentials": essentials}, ensure_ascii=False))
+        return 0
+    click.echo(woken.render())
     return 0
 
 

@@ -26,6 +26,7 @@ from undercroft_cli.operations.shapes import (
     drawer_record,
     fact_record,
     nullable,
+    verify_record,
 )
 from undercroft_cli.operations.values import ValueRefused, parse_day, parse_instant
 
@@ -44,4 +45,5 @@ __all__ = [
     "parse_day",
     "parse_instant",
     "search_disclosures",
+    "verify_record",
 ]

@@ -9,6 +9,7 @@ results against them. A fact's record leaves out the fields it does not have (no
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the caller already holds these objects; this module never loads the store itself
@@ -24,6 +25,7 @@ __all__ = [
     "drawer_record",
     "fact_record",
     "nullable",
+    "verify_record",
 ]
 
 _STRING = {"type": "string"}
@@ -156,6 +158,13 @@ def drawer_record(drawer: Drawer, *, full: bool = True, preview_chars: int | Non
         record["preview"] = True
     record["content"] = content
     return record
+
+
+def verify_record(report: Any) -> dict[str, Any]:
+    """A ``VerifyReport`` as JSON: every leg's findings by field name, and ``ok`` (the verdict) first."""
+    if not is_dataclass(report) or isinstance(report, type):
+        raise TypeError("verify_record takes a VerifyReport")
+    return {"ok": bool(getattr(report, "ok")), **asdict(report)}  # noqa: B009 -- asdict narrowed the type
 
 
 def fact_record(fact: Fact) -> dict[str, Any]:

@@ -12,7 +12,8 @@ from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import VaultStats
 
 from undercroft_cli.mcp.arguments import Arguments
-from undercroft_cli.mcp.tools.base import ToolSession, ToolSpec, string
+from undercroft_cli.mcp.tools.base import ToolOutput, ToolSession, ToolSpec, string
+from undercroft_cli.operations import verify_record
 
 __all__ = ["PALACE_TOOLS", "taxonomy"]
 
@@ -85,8 +86,9 @@ def _get_taxonomy(session: ToolSession, args: Arguments) -> str:
     return json.dumps({"taxonomy": tree}, indent=2, ensure_ascii=False)
 
 
-def _verify(session: ToolSession, args: Arguments) -> str:
-    return session.store.verify().render()
+def _verify(session: ToolSession, args: Arguments) -> ToolOutput:
+    report = session.store.verify()
+    return ToolOutput(report.render(), verify_record(report))
 
 
 PALACE_TOOLS: tuple[ToolSpec, ...] = (
@@ -129,5 +131,12 @@ PALACE_TOOLS: tuple[ToolSpec, ...] = (
         "Verify every record's HMAC and replay the tamper-evident audit chain; VERIFY OK or VERIFY FAILED.",
         {},
         _verify,
+        output={
+            "ok": {"type": "boolean", "description": "the verdict: false is VERIFY FAILED"},
+            "vault": {"type": "string"},
+            "records_checked": {"type": "integer", "minimum": 0},
+            "audit_chain_ok": {"type": "boolean"},
+            "tampered": {"type": "array", "items": {"type": "string"}},
+        },
     ),
 )

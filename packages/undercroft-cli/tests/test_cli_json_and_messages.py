@@ -1,0 +1,75 @@
+"""``--json`` on the reporting commands (one stable shape each, docs/cli.md) and messages that say what to do."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from undercroft_cli._internal.exit_codes import run_cli
+from undercroft_cli.main import cli
+from undercroft_cli.operations import DRAWER_SCHEMA, WRITE_PROPERTIES
+
+WORDS = "We chose GraphQL over REST for the mobile API"
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in [n for n in os.environ if n.startswith("UNDERCROFT_")]:
+        monkeypatch.delenv(name)
+    palace = tmp_path / "palace"
+    monkeypatch.setenv("UNDERCROFT_HOME", str(palace))
+    return palace
+
+
+def _json(capsys: pytest.CaptureFixture[str], *args: str, code: int = 0) -> Any:
+    capsys.readouterr()
+    assert run_cli(cli, list(args)) == code
+    return json.loads(capsys.readouterr().out)
+
+
+def test_the_reporting_commands_print_their_documented_shapes(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_cli(cli, ["init"]) == 0
+    remembered = _json(capsys, "remember", WORDS, "--wing", "backend", "--room", "decisions", "--json")
+    [row] = remembered["results"]
+    jsonschema.validate(row, {"type": "object", "properties": WRITE_PROPERTIES, "required": list(WRITE_PROPERTIES)})
+    assert row["outcome"] == "created" and row["wing"] == "backend"
+
+    verified = _json(capsys, "verify", "--json")
+    assert verified["ok"] is True and verified["vault"] == "default" and verified["records_checked"] >= 1
+    assert verified["tampered"] == [] and verified["unhealed"] == []
+
+    woken = _json(capsys, "wake-up", "--json")
+    assert woken["identity"] is None and [d["id"] for d in woken["essentials"]] == [row["id"]]
+    for drawer in woken["essentials"]:
+        jsonschema.validate(drawer, DRAWER_SCHEMA)
+
+    assert run_cli(cli, ["diary", "write", "claude", "Worked on the API."]) == 0
+    assert _json(capsys, "diary", "agents", "--json") == {"agents": {"claude": 1}}
+    diary = _json(capsys, "diary", "read", "claude", "--json")
+    assert diary["agent"] == "claude" and diary["entries"][0]["content"] == "Worked on the API."
+
+    assert set(_json(capsys, "kg", "stats", "--json")) >= {"entities", "facts", "active", "closed"}
+    backup = _json(capsys, "backup", "create", "--json")
+    assert backup["vault"] == "default" and backup["drawers"] == 2 and Path(backup["path"]).is_dir()
+    assert backup == _json(capsys, "backup", "list", "--json")[0]  # create and list print one shape
+
+
+def test_remember_on_a_terminal_with_no_text_says_how_instead_of_waiting(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert run_cli(cli, ["init"]) == 0
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("sys.stdin.read", lambda: pytest.fail("read stdin on a terminal"))
+    assert run_cli(cli, ["remember"]) == 1
+    said = capsys.readouterr().err
+    assert 'undercroft remember "the words"' in said and "undercroft remember -" in said
+
+
+def test_a_missing_vault_says_to_run_init_first(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    said: list[str] = []
+    assert run_cli(cli, ["stats"], echo=said.append) == 1
+    assert said == [said[0]] and "no vault named 'default'" in said[0] and "run `undercroft init` first" in said[0]
