@@ -18,6 +18,7 @@ ENGLISH: Mapping[str, str] = {
     "mine.skip": "skipped: {path}: {reason}{detail}",
     "mine.quarantined": "quarantined: {aimed} filed as {landed} (held for review)",
     "mine.dry_run": "dry run: nothing written",
+    "mine.would_file": "{verb}: {files} file(s), {drawers} drawer(s) would be filed — {rooms}; skipped {skipped}",
     "delete_by_source.summary": "deleted {count} drawer(s) from {source}",
     "daemon.pass": "sweep {number}: created {created}, unchanged {unchanged}, quarantined {quarantined}, "
     "skipped {skipped}",

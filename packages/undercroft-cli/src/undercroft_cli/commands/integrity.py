@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import click
 from undercroft_store import DEFAULT_VAULT
@@ -41,7 +42,9 @@ def stats_command(vault: str, as_json: bool) -> int:
     """Drawers, wings, rooms, chain height and head, size, posture, unhealed, embed failures."""
     with open_store(vault, read_only=True) as store:
         stats = store.stats()
-    click.echo(json.dumps(stats.to_dict(), ensure_ascii=False) if as_json else stats.render())
+    # The command opens the vault read-only to look at it: that posture is the command's, not the vault's, so
+    # the text does not call the vault "read-only" (the JSON keeps the handle's own `read_only`).
+    click.echo(json.dumps(stats.to_dict(), ensure_ascii=False) if as_json else replace(stats, read_only=False).render())
     return EXIT_OK
 
 

@@ -71,8 +71,15 @@ def _execute(plan: MinePlan, vault: str, *, label: str) -> FilingReport:
         return file_plans(store, plan.drawers, added_by=ADDED_BY, bar=bar)
 
 
+def _by_room(plan: MinePlan) -> dict[tuple[str, str], int]:
+    """How many drawers the plan files into each wing/room, in first-seen order."""
+    counts: dict[tuple[str, str], int] = {}
+    for drawer in plan.drawers:
+        counts[(drawer.wing, drawer.room)] = counts.get((drawer.wing, drawer.room), 0) + 1
+    return counts
+
+
 def _report(verb: str, plan: MinePlan, filed: FilingReport | None, as_json: bool, verbose_dirs: bool) -> None:
-    from undercroft_cli._internal.filing import FilingReport
     from undercroft_cli.mining import SkipReason
 
     skips = [s for s in plan.skipped if verbose_dirs or s.reason is not SkipReason.SKIPPED_DIRECTORY]
@@ -88,6 +95,9 @@ def _report(verb: str, plan: MinePlan, filed: FilingReport | None, as_json: bool
         }
         if filed is not None:
             body.update(filed.to_dict())
+        else:  # a dry run says what it would write, where
+            body["dry_run"] = True
+            body["would_file"] = [{"wing": w, "room": r, "drawers": n} for (w, r), n in _by_room(plan).items()]
         click.echo(json.dumps(body, ensure_ascii=False))
         return
     for skip in skips:
@@ -95,7 +105,12 @@ def _report(verb: str, plan: MinePlan, filed: FilingReport | None, as_json: bool
         click.echo(message("mine.skip", path=skip.path, reason=skip.reason, detail=detail))
     if filed is None:
         click.echo(message("mine.dry_run"))
-        filed = FilingReport()
+        rooms = ", ".join(f"{w}/{r} ({n})" for (w, r), n in _by_room(plan).items()) or "nothing"
+        click.echo(
+            message("mine.would_file", verb=verb, files=len(plan.files), drawers=len(plan.drawers), rooms=rooms,
+                    skipped=skipped)
+        )  # fmt: skip
+        return
     for drawer_id, reason in filed.refused:
         click.echo(message("mine.skip", path=drawer_id, reason="refused", detail=f" ({reason})"))
     for aimed, landed in filed.diverted:

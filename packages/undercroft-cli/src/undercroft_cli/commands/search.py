@@ -21,7 +21,13 @@ from undercroft_store.search import Searcher, SearchHit, SearchRequest, SearchRe
 from undercroft_cli._internal.composition import open_reader, pick_embedder
 from undercroft_cli.operations import no_hits_line, parse_day, parse_instant, search_disclosures
 
-__all__ = ["render_hit", "render_result", "search_command"]
+__all__ = ["EVIDENCE_NOTE", "render_hit", "render_result", "search_command"]
+
+
+EVIDENCE_NOTE = (
+    "(score: the fused rank score; semantic: cosine similarity; lexical: the lexical channel the fusion used; "
+    "exact and morph: raw BM25 over the exact and the stemmed words - comparable within one query, not across)"
+)
 
 
 def render_hit(hit: SearchHit) -> list[str]:
@@ -50,6 +56,8 @@ def render_result(result: SearchResult) -> list[str]:
         lines.extend(render_hit(hit))
     if not result.hits:
         lines.append(no_hits_line(result))
+    else:
+        lines.append(EVIDENCE_NOTE)
     return lines
 
 
