@@ -73,3 +73,41 @@ def test_a_missing_vault_says_to_run_init_first(home: Path, capsys: pytest.Captu
     said: list[str] = []
     assert run_cli(cli, ["stats"], echo=said.append) == 1
     assert said == [said[0]] and "no vault named 'default'" in said[0] and "run `undercroft init` first" in said[0]
+
+
+def test_a_dry_run_says_what_it_would_file_and_where(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(cli, ["init"]) == 0
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "decisions.md").write_text("# Decisions\n\n" + WORDS + " because the payloads were smaller.\n")
+    planned = _json(capsys, "mine", str(docs), "--wing", "backend", "--room", "decisions", "--dry-run", "--json")
+    assert planned["dry_run"] is True and planned["would_file"] == [
+        {"wing": "backend", "room": "decisions", "drawers": 1}
+    ]
+    capsys.readouterr()
+    assert run_cli(cli, ["mine", str(docs), "--wing", "backend", "--room", "decisions", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "dry run: nothing written" in out and "1 drawer(s) would be filed — backend/decisions (1)" in out
+    assert "created 0" not in out
+    assert _json(capsys, "stats", "--json")["drawers"] == 0  # nothing was written
+
+
+def test_stats_does_not_call_the_vault_read_only_for_its_own_read_only_look(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(cli, ["init"]) == 0
+    capsys.readouterr()
+    assert run_cli(cli, ["stats"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("vault:") and "read-only" not in first
+
+
+def test_search_explains_its_evidence_channels_once(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_cli(cli, ["init"]) == 0
+    assert run_cli(cli, ["remember", WORDS]) == 0
+    capsys.readouterr()
+    assert run_cli(cli, ["search", "why graphql"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("raw BM25") == 1 and WORDS in out
