@@ -11,7 +11,7 @@ from mcp.client import Client
 from undercroft_cli.mcp import OPERATOR_ONLY, PENDING, READ, TOOLS, WRITE, McpDispatcher, ToolSession, build_server
 from undercroft_cli.mcp.inventory import TOOL_PREFIX, advertised_names
 from undercroft_cli.mcp.server import SERVER_INSTRUCTIONS
-from undercroft_cli.mcp.tools import UNTRUSTED_NOTICE, ToolSpec, registry
+from undercroft_cli.mcp.tools import TEXT_OUTPUT, UNTRUSTED_NOTICE, ToolSpec, registry
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace, VaultStore
 
@@ -145,6 +145,8 @@ def test_every_input_schema_states_its_constraints_and_every_tool_has_an_output_
         output = tool.output_schema  # type: ignore[attr-defined]
         assert output["type"] == "object" and output["properties"], name
         assert set(output["required"]) <= set(output["properties"]), name
+    text_only = [name for name, spec in registry().items() if spec.output == TEXT_OUTPUT]
+    assert text_only == [], f"tools whose structured result is only their text: {text_only}"
     destructive = _live_tools(McpDispatcher(ToolSession(store, HashEmbedder())))["undercroft_delete_by_source"]
     assert destructive.input_schema["properties"]["dry_run"]["default"] is True  # type: ignore[attr-defined]
 

@@ -10,14 +10,16 @@ from __future__ import annotations
 from undercroft_store.forgetting import verify_forgetting
 
 from undercroft_cli.mcp.arguments import Arguments
-from undercroft_cli.mcp.tools.base import ToolSession, ToolSpec, string
+from undercroft_cli.mcp.tools.base import ToolOutput, ToolSession, ToolSpec, string
 
 __all__ = ["ERASURE_TOOLS"]
 
 
-def _check(session: ToolSession, args: Arguments) -> str:
+def _check(session: ToolSession, args: Arguments) -> ToolOutput:
     verdict = verify_forgetting(session.store, args.required_text("attestation"), pinned_sender=args.text("sender"))
-    return f"verdict: {verdict.status}\n{verdict.render()}"
+    data = {"status": verdict.status, "findings": list(verdict.findings), "signature": verdict.signature,
+            "sender": verdict.sender}  # fmt: skip
+    return ToolOutput(f"verdict: {verdict.status}\n{verdict.render()}", data)
 
 
 ERASURE_TOOLS: tuple[ToolSpec, ...] = (
@@ -28,5 +30,11 @@ ERASURE_TOOLS: tuple[ToolSpec, ...] = (
         {"attestation": string("the receipt document, as JSON"), "sender": string("pin the signer (hex)")},
         _check,
         required=("attestation",),
+        output={
+            "status": {"type": "string", "enum": ["verified", "recorded", "failed"]},
+            "findings": {"type": "array", "items": {"type": "string"}},
+            "signature": {"type": "string"},
+            "sender": {"type": ["string", "null"]},
+        },
     ),
 )

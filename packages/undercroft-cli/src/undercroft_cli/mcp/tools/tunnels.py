@@ -12,12 +12,13 @@ import json
 from undercroft_store import tunnels
 
 from undercroft_cli.mcp.arguments import Arguments
-from undercroft_cli.mcp.tools.base import ToolSession, ToolSpec, drawer_block, integer, read_once, string
+from undercroft_cli.mcp.tools.base import ToolOutput, ToolSession, ToolSpec, drawer_block, integer, read_once, string
+from undercroft_cli.operations import DRAWER_SCHEMA, drawer_record
 
 __all__ = ["TUNNEL_TOOLS"]
 
 
-def _create(session: ToolSession, args: Arguments) -> str:
+def _create(session: ToolSession, args: Arguments) -> ToolOutput:
     tunnel = tunnels.create_tunnel(
         session.store,
         args.required_text("source_wing"),
@@ -26,7 +27,7 @@ def _create(session: ToolSession, args: Arguments) -> str:
         from_room=args.text("source_room"),
         to_room=args.text("target_room"),
     )
-    return f"created: {tunnel.id}"
+    return ToolOutput(f"created: {tunnel.id}", {"tunnel": tunnel.to_dict()})
 
 
 def _list(session: ToolSession, args: Arguments) -> str:
@@ -34,13 +35,13 @@ def _list(session: ToolSession, args: Arguments) -> str:
     return json.dumps({"tunnels": [t.to_dict() for t in found]}, indent=2, ensure_ascii=False)
 
 
-def _delete(session: ToolSession, args: Arguments) -> str:
+def _delete(session: ToolSession, args: Arguments) -> ToolOutput:
     tunnel_id = args.required_text("tunnel_id")
     tunnels.delete_tunnel(session.store, tunnel_id)
-    return f"deleted: {tunnel_id}"
+    return ToolOutput(f"deleted: {tunnel_id}", {"deleted": tunnel_id})
 
 
-def _follow(session: ToolSession, args: Arguments) -> str:
+def _follow(session: ToolSession, args: Arguments) -> ToolOutput:
     wing, room = args.required_text("wing"), args.text("room")
     limit = args.integer("limit") or 10
     followed = [
@@ -56,11 +57,17 @@ def _follow(session: ToolSession, args: Arguments) -> str:
         scope={"from_wing": wing, "room": room},
         count=lambda pairs: sum(len(drawers) for _, drawers in pairs),
     )  # one record for the call, however many tunnels it followed
+    data = {
+        "tunnels": [
+            {"id": t.id, "label": t.label, "drawers": [drawer_record(d, full=False) for d in drawers]}
+            for t, drawers in reached
+        ]
+    }
     blocks = []
     for tunnel, drawers in reached:
         blocks.append(f"tunnel {tunnel.id}: {tunnel.label}")
         blocks.extend(drawer_block(drawer, full=False) for drawer in drawers)
-    return "\n".join(blocks) or f"no tunnels from {wing}"
+    return ToolOutput("\n".join(blocks) or f"no tunnels from {wing}", data)
 
 
 def _traverse(session: ToolSession, args: Arguments) -> str:
@@ -83,6 +90,7 @@ TUNNEL_TOOLS: tuple[ToolSpec, ...] = (
         },
         _create,
         required=("source_wing", "target_wing"),
+        output={"tunnel": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}},
     ),
     ToolSpec(
         "undercroft_list_tunnels",
@@ -97,6 +105,7 @@ TUNNEL_TOOLS: tuple[ToolSpec, ...] = (
         {"tunnel_id": string("tunnel id")},
         _delete,
         required=("tunnel_id",),
+        output={"deleted": {"type": "string", "description": "the deleted tunnel's id"}},
     ),
     ToolSpec(
         "undercroft_follow_tunnels",
@@ -108,6 +117,20 @@ TUNNEL_TOOLS: tuple[ToolSpec, ...] = (
         },
         _follow,
         required=("wing",),
+        output={
+            "tunnels": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["id", "label", "drawers"],
+                    "properties": {
+                        "id": {"type": "string"},
+                        "label": {"type": "string"},
+                        "drawers": {"type": "array", "items": DRAWER_SCHEMA},
+                    },
+                },
+            }
+        },
     ),
     ToolSpec(
         "undercroft_traverse",
