@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 import pytest
@@ -58,3 +60,24 @@ def test_help_groups_everyday_and_operator_commands() -> None:
     everyday, operator = listed.index("Commands:"), listed.index("Operator commands:")
     assert everyday < listed.index("  search ") < operator < listed.index("  forget ")
     assert all(f"  {row.name} " in listed for row in COMMANDS)
+
+
+def test_every_command_s_help_ends_with_an_example_that_parses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each example is a real invocation: its options and arguments parse against the command they name."""
+    monkeypatch.chdir(tmp_path)
+    for row in COMMANDS:
+        words = shlex.split(row.example)
+        for word in words:  # the files an example reads exist, as they would for the person running it
+            if word.endswith((".json", ".jsonl")):
+                (tmp_path / word).write_text("{}")
+        assert words[:2] == ["undercroft", row.name], row
+        command: click.Command = cli
+        context = click.Context(cli)
+        rest = words[1:]
+        while isinstance(command, click.Group):
+            found = command.get_command(context, rest[0])
+            assert found is not None, (row.name, rest[0])
+            command, rest = found, rest[1:]
+        command.make_context(" ".join(words[:2]), rest)  # a click.UsageError here fails the test
+        help_text = CliRunner().invoke(cli, [row.name, "--help"]).output
+        assert f"Example:\n    {row.example}" in help_text or f"Example:\n  {row.example}" in help_text, row.name

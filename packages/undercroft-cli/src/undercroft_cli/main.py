@@ -33,6 +33,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "init_command",
         _EVERYDAY,
         "Create the master key and the 'default' vault (idempotent).",
+        example="undercroft init",
     ),
     LazyCommand(
         "remember",
@@ -40,6 +41,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "remember_command",
         _EVERYDAY,
         "Save TEXT verbatim (or standard input when TEXT is '-' or absent).",
+        example='undercroft remember "We chose GraphQL over REST" --wing backend --room decisions',
     ),
     LazyCommand(
         "search",
@@ -47,6 +49,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "search_command",
         _EVERYDAY,
         "Search QUERY in a vault (hybrid: cosine + BM25 + recency, every hit HMAC-verified).",
+        example='undercroft search "why graphql" --wing backend -n 5',
     ),
     LazyCommand(
         "wake-up",
@@ -54,6 +57,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "wake_up_command",
         _EVERYDAY,
         "L0 identity (<home>/identity.txt) and L1 essential recent memories.",
+        example="undercroft wake-up --limit 10",
     ),
     LazyCommand(
         "stats",
@@ -61,6 +65,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "stats_command",
         _EVERYDAY,
         "Drawers, wings, rooms, chain height and head, size, posture, unhealed, embed failures.",
+        example="undercroft stats --json",
     ),
     LazyCommand(
         "verify",
@@ -69,6 +74,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         _EVERYDAY,
         "HMAC every record, replay the audit chain, resolve labels, compare mirrors, check SQLite's structures "
         "(exit 2 on VERIFY FAILED).",
+        example="undercroft verify --deep",
     ),
     LazyCommand(
         "drawer",
@@ -77,22 +83,39 @@ COMMANDS: tuple[LazyCommand, ...] = (
         _EVERYDAY,
         "Read, list and delete drawers.",
         extras=(("commands.mine", "delete_by_source_command"), ("commands.memory", "check_dup_command")),
+        example="undercroft drawer list --wing backend",
     ),
-    LazyCommand("diary", "commands.memory", "diary_group", _EVERYDAY, "Per-agent diaries, each in its own wing."),
+    LazyCommand(
+        "diary",
+        "commands.memory",
+        "diary_group",
+        _EVERYDAY,
+        "Per-agent diaries, each in its own wing.",
+        example='undercroft diary write claude "Finished the billing migration."',
+    ),
     LazyCommand(
         "kg",
         "commands.kg",
         "kg_group",
         _EVERYDAY,
         "The temporal knowledge graph: facts with validity windows, sealed and audit-chained.",
+        example="undercroft kg add alice works_at acme",
     ),
-    LazyCommand("tunnel", "commands.memory", "tunnel_group", _EVERYDAY, "Labelled cross-wing links."),
+    LazyCommand(
+        "tunnel",
+        "commands.memory",
+        "tunnel_group",
+        _EVERYDAY,
+        "Labelled cross-wing links.",
+        example="undercroft tunnel create backend frontend api",
+    ),
     LazyCommand(
         "closets",
         "commands.memory",
         "closets_command",
         _EVERYDAY,
         "The compact, LLM-scannable index of the vault (or one wing).",
+        example="undercroft closets --wing backend",
     ),
     LazyCommand(
         "hallways",
@@ -100,6 +123,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "hallways_command",
         _EVERYDAY,
         "Entity co-occurrence within WING (computed now, never stored).",
+        example="undercroft hallways backend",
     ),
     LazyCommand(
         "taxonomy",
@@ -107,6 +131,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "taxonomy_command",
         _EVERYDAY,
         "Wing → room → drawer counts (labels only, never content; the quarantine wing shows its count alone).",
+        example="undercroft taxonomy",
     ),
     LazyCommand(
         "dedup",
@@ -114,6 +139,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "dedup_command",
         _EVERYDAY,
         "Exact duplicates by keyed fingerprint (dry run unless --apply).",
+        example="undercroft dedup --apply",
     ),
     LazyCommand(
         "mine",
@@ -121,6 +147,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "mine_command",
         _EVERYDAY,
         "Mine documents (--mode files) or transcripts (--mode convos) under DIR into verbatim drawers.",
+        example="undercroft mine ~/notes --wing notes --dry-run",
     ),
     LazyCommand(
         "sweep",
@@ -128,6 +155,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "sweep_command",
         _EVERYDAY,
         "File every transcript message under DIR as one verbatim drawer; messages already filed are unchanged.",
+        example="undercroft sweep ~/.claude/projects --wing claude-code",
     ),
     LazyCommand(
         "transcript",
@@ -135,9 +163,15 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "transcript_group",
         _EVERYDAY,
         "Read agent and chat transcripts without filing them.",
+        example="undercroft transcript render session.jsonl",
     ),
     LazyCommand(
-        "serve-mcp", "serving", "serve_mcp_command", _EVERYDAY, "Serve the vault to an agent over MCP on stdin/stdout."
+        "serve-mcp",
+        "serving",
+        "serve_mcp_command",
+        _EVERYDAY,
+        "Serve the vault to an agent over MCP on stdin/stdout.",
+        example="undercroft serve-mcp --read-only",
     ),
     LazyCommand(
         "mcp",
@@ -145,11 +179,31 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "mcp_command",
         _EVERYDAY,
         "Print the MCP configuration for Claude Code, Claude Desktop, Cursor or any client.",
+        example="undercroft mcp --client claude-code",
     ),
-    LazyCommand("hooks", "commands.hooks", "hooks_group", _EVERYDAY, "Print auto-save hook settings for agent tools."),
-    LazyCommand("daemon", "commands.daemon", "daemon_group", _EVERYDAY, "The background auto-save loop."),
     LazyCommand(
-        "config", "commands.config", "config_group", _EVERYDAY, "Inspect this environment's UNDERCROFT_* declarations."
+        "hooks",
+        "commands.hooks",
+        "hooks_group",
+        _EVERYDAY,
+        "Print auto-save hook settings for agent tools.",
+        example="undercroft hooks claude-code",
+    ),
+    LazyCommand(
+        "daemon",
+        "commands.daemon",
+        "daemon_group",
+        _EVERYDAY,
+        "The background auto-save loop.",
+        example="undercroft daemon run --once",
+    ),
+    LazyCommand(
+        "config",
+        "commands.config",
+        "config_group",
+        _EVERYDAY,
+        "Inspect this environment's UNDERCROFT_* declarations.",
+        example="undercroft config check",
     ),
     LazyCommand(
         "vault",
@@ -158,6 +212,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         _OPERATOR,
         "Create, list, inspect and delete vaults.",
         extras=(("commands.rotate", "rotate_command"),),
+        example="undercroft vault create work",
     ),
     LazyCommand(
         "backup",
@@ -165,6 +220,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "backup_group",
         _OPERATOR,
         "Verified snapshots of a vault (the newest 10 are kept).",
+        example="undercroft backup create",
     ),
     LazyCommand(
         "repair",
@@ -172,6 +228,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "repair_command",
         _OPERATOR,
         "Backfill embeddings, fingerprints and FTS rows; re-embed a forced embedder swap; vacuum; verify.",
+        example="undercroft repair",
     ),
     LazyCommand(
         "admission",
@@ -179,6 +236,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "admission_group",
         _OPERATOR,
         "Review the quarantine queue: list, allow (re-file) or deny (destroy with a receipt).",
+        example="undercroft admission list",
     ),
     LazyCommand(
         "trust",
@@ -186,6 +244,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "trust_group",
         _OPERATOR,
         "Assign wing trust classes (quarantined | standard | trusted); unassigned wings are standard.",
+        example="undercroft trust set scraped quarantined",
     ),
     LazyCommand(
         "retention",
@@ -193,6 +252,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "retention_group",
         _OPERATOR,
         "Per wing/room maximum age, enforced only by an explicit, attested sweep.",
+        example="undercroft retention set scratch --max-age 30d",
     ),
     LazyCommand(
         "forget",
@@ -200,6 +260,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "forget_command",
         _OPERATOR,
         "Destroy drawers through the audit chain and print the erasure receipt.",
+        example="undercroft forget drawer_0123… --reason 'subject request' --out receipt.json",
     ),
     LazyCommand(
         "verify-forgetting",
@@ -207,6 +268,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "verify_forgetting_command",
         _OPERATOR,
         "Replay an erasure receipt: VERIFIED or RECORDED (exit 0), FAILED (exit 2).",
+        example="undercroft verify-forgetting receipt.json",
     ),
     LazyCommand(
         "witness",
@@ -214,9 +276,15 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "witness_group",
         _OPERATOR,
         "The external witness: keep it where this machine cannot write; check before you emit.",
+        example="undercroft witness emit --out witness.json",
     ),
     LazyCommand(
-        "anchor", "commands.anchor", "anchor_command", _OPERATOR, "Anchor the manifest at the committed chain head."
+        "anchor",
+        "commands.anchor",
+        "anchor_command",
+        _OPERATOR,
+        "Anchor the manifest at the committed chain head.",
+        example="undercroft anchor",
     ),
     LazyCommand(
         "export",
@@ -224,6 +292,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "export_command",
         _OPERATOR,
         "Export every drawer (with its embedding), KG entity and fact and tunnel as decrypted JSONL.",
+        example="undercroft export --out backup.jsonl",
     ),
     LazyCommand(
         "import",
@@ -231,6 +300,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "import_command",
         _OPERATOR,
         "Import FILE: an undercroft export (JSONL or sealed bundle) or a MemPalace export directory.",
+        example="undercroft import backup.jsonl",
     ),
     LazyCommand(
         "bundle",
@@ -238,6 +308,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "bundle_group",
         _OPERATOR,
         "Identities for sealed exports: recipients (keygen, recipient) and senders (sign-keygen, sender).",
+        example="undercroft bundle keygen --out me.key",
     ),
 )
 

@@ -19,7 +19,10 @@ __all__ = ["LazyCommand", "LazyGroup"]
 
 @dataclass(frozen=True)
 class LazyCommand:
-    """One top-level command, named where it is defined; ``extras`` are ``(module, attribute)`` subcommands."""
+    """One top-level command, named where it is defined; ``extras`` are ``(module, attribute)`` subcommands.
+
+    ``example`` is one invocation a newcomer can copy; it becomes the command's ``--help`` epilog.
+    """
 
     name: str
     module: str
@@ -27,12 +30,15 @@ class LazyCommand:
     section: str
     summary: str
     extras: tuple[tuple[str, str], ...] = ()
+    example: str = ""
 
     def load(self) -> click.Command:
         """Import the command's module and attach the subcommands defined elsewhere."""
         command = _attribute(self.module, self.attribute)
         if not isinstance(command, click.Command):
             raise TypeError(f"undercroft_cli.{self.module}.{self.attribute} is not a click command")
+        if self.example and not command.epilog:  # `undercroft NAME --help` ends with one worked example
+            command.epilog = f"\b\nExample:\n  {self.example}"
         if isinstance(command, click.Group):
             for module, attribute in self.extras:
                 extra = _attribute(module, attribute)
