@@ -111,3 +111,29 @@ def test_search_explains_its_evidence_channels_once(home: Path, capsys: pytest.C
     assert run_cli(cli, ["search", "why graphql"]) == 0
     out = capsys.readouterr().out
     assert out.count("raw BM25") == 1 and WORDS in out
+
+
+def test_more_reporting_commands_print_json(home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    created = _json(capsys, "init", "--json")
+    assert created == {"created": True, "vault": "default", "home": str(home)}
+    assert _json(capsys, "init", "--json")["created"] is False
+    status = _json(capsys, "vault", "status", "default", "--json")
+    assert status["name"] == "default" and status["has_manifest"] is True and status["has_database"] is True
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("Alice met Bob at Acme about the billing move. Alice and Bob agreed.\n")
+    assert run_cli(cli, ["mine", str(docs), "--wing", "work"]) == 0
+    assert run_cli(cli, ["remember", "Alice met Bob at Acme again.", "--wing", "work"]) == 0
+    assert run_cli(cli, ["remember", "Alice met Bob at Acme again.", "--wing", "work"]) == 0
+    source = (docs / "a.md").resolve().as_posix()
+    dry = _json(capsys, "drawer", "delete-by-source", str(docs / "a.md"), "--dry-run", "--json")
+    assert dry["source_file"] == source and dry["dry_run"] is True and dry["deleted"] == 0 and len(dry["matched"]) == 1
+    assert _json(capsys, "stats", "--json")["drawers"] == 3  # the dry run deleted nothing
+    deduped = _json(capsys, "dedup", "--json")
+    assert deduped["dry_run"] is True and deduped["removed"] == 0 and len(deduped["groups"]) == 1
+    assert "closets" in _json(capsys, "closets", "--json")
+    assert isinstance(_json(capsys, "hallways", "work", "--json")["hallways"], list)
+    assert run_cli(cli, ["tunnel", "create", "work", "life", "related"]) == 0
+    assert _json(capsys, "tunnel", "traverse", "work", "--json")["reached"][0]["wing"] == "life"
+    gone = _json(capsys, "drawer", "delete-by-source", str(docs / "a.md"), "--json")
+    assert gone["dry_run"] is False and gone["deleted"] == 1

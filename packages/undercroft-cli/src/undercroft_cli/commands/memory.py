@@ -15,7 +15,7 @@ from undercroft_store.tunnels import create_tunnel, delete_tunnel, follow_tunnel
 from undercroft_store.wakeup import wake_up
 
 from undercroft_cli._internal.composition import open_palace, open_reader, open_store
-from undercroft_cli.operations import drawer_record
+from undercroft_cli.operations import closet_record, dedup_record, drawer_record, hallway_record, reached_records
 
 __all__ = [
     "check_dup_command",
@@ -131,10 +131,14 @@ def tunnel_list(vault: str, wing: str | None, as_json: bool) -> int:
 @_VAULT
 @click.option("--from-wing", default=None, help="The end you stand at (default the from end).")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
-def tunnel_follow(tunnel_id: str, vault: str, from_wing: str | None, limit: int) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (docs/cli.md).")
+def tunnel_follow(tunnel_id: str, vault: str, from_wing: str | None, limit: int, as_json: bool) -> int:
     """The far end's drawers."""
     with open_reader(vault) as store:
         drawers = follow_tunnel(store, tunnel_id, from_wing=from_wing, limit=limit)
+    if as_json:
+        click.echo(json.dumps({"tunnel": tunnel_id, "drawers": [drawer_record(d, full=False) for d in drawers]}))
+        return 0
     for drawer in drawers:
         click.echo(f"{drawer.id}  {drawer.wing}/{drawer.room}  {drawer.content.replace(chr(10), ' ')[:60]}")
     return 0
@@ -155,11 +159,16 @@ def tunnel_delete(tunnel_id: str, vault: str) -> int:
 @click.argument("wing")
 @_VAULT
 @click.option("--depth", type=click.IntRange(min=1, max=8), default=2, show_default=True)
-def tunnel_traverse(wing: str, vault: str, depth: int) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (docs/cli.md).")
+def tunnel_traverse(wing: str, vault: str, depth: int, as_json: bool) -> int:
     """Wings reachable from WING through tunnels."""
     with open_store(vault, read_only=True) as store:
-        for there, hops, via in traverse(store, wing, depth=depth):
-            click.echo(f"{hops}  {there}  via {via}")
+        reached = traverse(store, wing, depth=depth)
+    if as_json:
+        click.echo(json.dumps({"reached": reached_records(reached)}, ensure_ascii=False))
+        return 0
+    for there, hops, via in reached:
+        click.echo(f"{hops}  {there}  via {via}")
     return 0
 
 
@@ -168,21 +177,31 @@ def tunnel_traverse(wing: str, vault: str, depth: int) -> int:
 @_VAULT
 @click.option("--min-count", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
-def hallways_command(wing: str, vault: str, min_count: int, limit: int) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (docs/cli.md).")
+def hallways_command(wing: str, vault: str, min_count: int, limit: int, as_json: bool) -> int:
     """Entity co-occurrence within WING (computed now, never stored)."""
     with open_reader(vault) as store:
-        for hallway in hallways(store, wing, min_count=min_count, limit=limit):
-            click.echo(f"{hallway.count}  {hallway.first} ↔ {hallway.second}")
+        found = hallways(store, wing, min_count=min_count, limit=limit)
+    if as_json:
+        click.echo(json.dumps({"hallways": [hallway_record(wing, h) for h in found]}, ensure_ascii=False))
+        return 0
+    for hallway in found:
+        click.echo(f"{hallway.count}  {hallway.first} ↔ {hallway.second}")
     return 0
 
 
 @click.command("closets")
 @_VAULT
 @click.option("--wing", default=None)
-def closets_command(vault: str, wing: str | None) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (docs/cli.md).")
+def closets_command(vault: str, wing: str | None, as_json: bool) -> int:
     """The compact, LLM-scannable index of the vault (or one wing)."""
     with open_reader(vault) as store:
-        click.echo(render_closets(build_closets(store, wing=wing)))
+        built = build_closets(store, wing=wing)
+    if as_json:
+        click.echo(json.dumps({"closets": [closet_record(c) for c in built]}, ensure_ascii=False))
+        return 0
+    click.echo(render_closets(built))
     return 0
 
 
@@ -210,10 +229,12 @@ def wake_up_command(vault: str, wing: str | None, limit: int, as_json: bool) -> 
 @_VAULT
 @click.option("--wing", default=None)
 @click.option("--apply", is_flag=True, help="Remove the copies (dates kept). Without it: a dry run.")
-def dedup_command(vault: str, wing: str | None, apply: bool) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (docs/cli.md).")
+def dedup_command(vault: str, wing: str | None, apply: bool, as_json: bool) -> int:
     """Exact duplicates by keyed fingerprint (dry run unless --apply)."""
     with open_store(vault, read_only=not apply) as store:
-        click.echo(dedup(store, apply=apply, wing=wing).render())
+        report = dedup(store, apply=apply, wing=wing)
+    click.echo(json.dumps(dedup_record(report, dry_run=not apply)) if as_json else report.render())
     return 0
 
 

@@ -233,7 +233,9 @@ def transcript_render(path: str) -> int:
 @click.argument("source", metavar="FILE")
 @_VAULT
 @click.option("--wing", default=None, help="Only drawers in this wing.")
-def delete_by_source_command(source: str, vault: str, wing: str | None) -> int:
+@click.option("--dry-run", is_flag=True, help="List the drawers it would delete; delete nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print {source_file, dry_run, matched, deleted}.")
+def delete_by_source_command(source: str, vault: str, wing: str | None, dry_run: bool, as_json: bool) -> int:
     """Delete every drawer mined from FILE (each leaves a keyed tombstone and an audit record).
 
     FILE is matched as mining records it: the absolute, resolved path. Quarantined drawers are never
@@ -244,12 +246,20 @@ def delete_by_source_command(source: str, vault: str, wing: str | None) -> int:
             f"{QUARANTINE_WING!r} residents are ruled on with admission allow|deny, never deleted", param_hint="--wing"
         )
     resolved = Path(source).expanduser().resolve().as_posix()
-    with open_store(vault) as store:
+    with open_store(vault, read_only=dry_run) as store:
         with silent(store, InternalRead.WRITE_DECISION):  # which drawers to delete; no words are printed
             ids = [d.id for d in store.list_drawers(wing=wing) if d.source_file == resolved]
         if not ids:
             raise SourceNotFound(f"no drawer in vault {vault!r} was mined from {resolved}")
-        for drawer_id in ids:
+        for drawer_id in [] if dry_run else ids:
             store.delete(drawer_id)
-    click.echo(message("delete_by_source.summary", count=len(ids), source=resolved))
+    if as_json:
+        body = {"source_file": resolved, "dry_run": dry_run, "matched": ids, "deleted": 0 if dry_run else len(ids)}
+        click.echo(json.dumps(body))
+    elif dry_run:
+        click.echo(message("delete_by_source.would", count=len(ids), source=resolved))
+        for drawer_id in ids:
+            click.echo(f"  {drawer_id}")
+    else:
+        click.echo(message("delete_by_source.summary", count=len(ids), source=resolved))
     return EXIT_OK

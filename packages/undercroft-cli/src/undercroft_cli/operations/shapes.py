@@ -22,9 +22,13 @@ __all__ = [
     "HIT_SCHEMA",
     "SEARCH_RESULT_PROPERTIES",
     "WRITE_PROPERTIES",
+    "closet_record",
+    "dedup_record",
     "drawer_record",
     "fact_record",
+    "hallway_record",
     "nullable",
+    "reached_records",
     "verify_record",
 ]
 
@@ -158,6 +162,28 @@ def drawer_record(drawer: Drawer, *, full: bool = True, preview_chars: int | Non
         record["preview"] = True
     record["content"] = content
     return record
+
+
+def dedup_record(report: Any, *, dry_run: bool) -> dict[str, Any]:
+    """A ``DedupReport``: ``{dry_run, groups: [{wing, room, keep, duplicates}], removed}`` (0 on a dry run)."""
+    groups = [{"wing": g.wing, "room": g.room, "keep": g.keep, "duplicates": list(g.duplicates)} for g in report.groups]
+    return {"dry_run": dry_run, "groups": groups, "removed": 0 if dry_run else report.removed}
+
+
+def closet_record(closet: Any) -> dict[str, Any]:
+    """One closet: ``{wing, room, closet, lines}`` (lines are derived from drawer words: untrusted data)."""
+    return {"wing": closet.wing, "room": closet.room, "closet": closet.number, "lines": list(closet.lines)}
+
+
+def hallway_record(wing: str, hallway: Any) -> dict[str, Any]:
+    """One hallway: two names that appear in the same drawers of ``wing``, how often, and where."""
+    return {"wing": wing, "first": hallway.first, "second": hallway.second, "count": hallway.count,
+            "drawers": list(hallway.drawers)}  # fmt: skip
+
+
+def reached_records(reached: Any) -> list[dict[str, Any]]:
+    """A traversal's ``(wing, hops, via)`` triples as ``[{wing, hops, via}]``."""
+    return [{"wing": wing, "hops": hops, "via": via} for wing, hops, via in reached]
 
 
 def verify_record(report: Any) -> dict[str, Any]:

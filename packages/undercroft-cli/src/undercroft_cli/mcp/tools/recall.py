@@ -29,7 +29,14 @@ from undercroft_cli.mcp.tools.base import (
     string,
 )
 from undercroft_cli.mcp.tools.search import SEARCH_NOTICE
-from undercroft_cli.operations import DRAWER_SCHEMA, drawer_record, nullable
+from undercroft_cli.operations import (
+    DRAWER_SCHEMA,
+    closet_record,
+    dedup_record,
+    drawer_record,
+    hallway_record,
+    nullable,
+)
 
 __all__ = ["DEFAULT_DUPLICATE_THRESHOLD", "RECALL_TOOLS"]
 
@@ -98,9 +105,7 @@ def _dedup(session: ToolSession, args: Arguments) -> ToolOutput:
         lines.append("dry run: nothing changed (call again with dry_run=false to apply)")
     else:
         lines.append(f"removed {report.removed} copies; every date they carried is kept in the survivor's occurrences")
-    groups = [{"wing": g.wing, "room": g.room, "keep": g.keep, "duplicates": list(g.duplicates)} for g in report.groups]
-    removed = 0 if dry_run else report.removed
-    return ToolOutput("\n".join(lines), {"dry_run": dry_run, "groups": groups, "removed": removed})
+    return ToolOutput("\n".join(lines), dedup_record(report, dry_run=dry_run))
 
 
 def _page(args: Arguments) -> tuple[int, int]:
@@ -112,7 +117,7 @@ def _closet_index(session: ToolSession, args: Arguments) -> ToolOutput:
     built = closets.build_closets(session.store, wing=args.text("wing"))
     page = built[offset : offset + limit]
     data = {
-        "closets": [{"wing": c.wing, "room": c.room, "closet": c.number, "lines": list(c.lines)} for c in page],
+        "closets": [closet_record(c) for c in page],
         "total": len(built),
         "next_offset": offset + len(page),
     }
@@ -144,10 +149,7 @@ def _list_hallways(session: ToolSession, args: Arguments) -> ToolOutput:
     found.sort(key=lambda item: (-item[1].count, item[0], item[1].first, item[1].second))
     page = found[offset : offset + limit]
     data = {
-        "hallways": [
-            {"wing": w, "first": h.first, "second": h.second, "drawers": list(h.drawers), "count": h.count}
-            for w, h in page
-        ],
+        "hallways": [hallway_record(w, h) for w, h in page],
         "total": len(found),
         "next_offset": offset + len(page),
     }

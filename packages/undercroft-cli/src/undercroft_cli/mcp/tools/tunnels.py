@@ -13,7 +13,7 @@ from undercroft_store import tunnels
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.tools.base import ToolOutput, ToolSession, ToolSpec, drawer_block, integer, read_once, string
-from undercroft_cli.operations import DRAWER_SCHEMA, drawer_record
+from undercroft_cli.operations import DRAWER_SCHEMA, drawer_record, reached_records
 
 __all__ = ["TUNNEL_TOOLS"]
 
@@ -73,8 +73,7 @@ def _follow(session: ToolSession, args: Arguments) -> ToolOutput:
 def _traverse(session: ToolSession, args: Arguments) -> str:
     hops = args.integer("max_hops") or 2
     reached = tunnels.traverse(session.store, args.required_text("start_wing"), depth=hops)
-    rows = [{"wing": wing, "hops": depth, "via": via} for wing, depth, via in reached]
-    return json.dumps({"reached": rows}, indent=2, ensure_ascii=False)
+    return json.dumps({"reached": reached_records(reached)}, indent=2, ensure_ascii=False)
 
 
 TUNNEL_TOOLS: tuple[ToolSpec, ...] = (
