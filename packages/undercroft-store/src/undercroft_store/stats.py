@@ -8,11 +8,11 @@ from typing import Any
 from undercroft_config import settings
 from undercroft_core.vocabulary import QUARANTINE_WING
 
-from undercroft_store._internal.chain_append import committed_head
-from undercroft_store._internal.context import VaultContext
-from undercroft_store._internal.heals import recorded_heals
-from undercroft_store._internal.identity import recorded_identity
-from undercroft_store.label_guard import label_guard_replays
+from undercroft_store.kernel._internal.chain_append import committed_head
+from undercroft_store.kernel._internal.context import VaultContext
+from undercroft_store.kernel._internal.heals import recorded_heals
+from undercroft_store.kernel._internal.identity import recorded_identity
+from undercroft_store.kernel.label_guard import label_guard_replays
 
 __all__ = ["CeilingReport", "VaultStats", "vault_stats"]
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the caller already holds these objects; this module never loads the store itself
     from undercroft_core.drawer import Drawer
-    from undercroft_store.kg.facts import Fact
+    from undercroft_store.memory.kg.facts import Fact
 
 __all__ = [
     "DRAWER_SCHEMA",
