@@ -14,6 +14,7 @@ from undercroft_store.governance.read_audit import InternalRead, record_read, si
 from undercroft_store.search import Searcher
 
 from undercroft_cli.mcp.arguments import Arguments
+from undercroft_cli.operations import drawer_record
 
 __all__ = [
     "ADDED_BY",
@@ -170,26 +171,15 @@ def memory_block(attributes: Mapping[str, str | None], content: str, extra_lines
 
 
 def drawer_block(drawer: Drawer, *, full: bool) -> str:
-    """A drawer as one memory block; ``full`` adds the provenance a search hit does not carry."""
-    attributes: dict[str, str | None] = {
-        "id": drawer.id,
-        "wing": drawer.wing,
-        "room": drawer.room,
-        "kind": drawer.kind,
-        "content_date": drawer.content_date,
-        "filed": drawer.filed_at,
-    }
-    if full:
-        attributes.update(
-            updated=drawer.updated_at,
-            added_by=drawer.added_by,
-            source_file=drawer.source_file,
-            supersedes=drawer.supersedes,
-            agent=drawer.agent,
-            channel=drawer.channel,
-            session=drawer.session,
-        )
-    return memory_block(attributes, drawer.content)
+    """A drawer as one memory block; ``full`` adds the provenance a search hit does not carry.
+
+    The attributes are the drawer's JSON record (``operations.drawer_record``) in its order, with the two
+    dates under their block names (``filed``, ``updated``).
+    """
+    record = drawer_record(drawer, full=full)
+    content = record.pop("content")
+    renamed = {"filed_at": "filed", "updated_at": "updated"}
+    return memory_block({renamed.get(key, key): value for key, value in record.items()}, content)
 
 
 def read_once(
