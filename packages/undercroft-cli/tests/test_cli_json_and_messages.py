@@ -137,3 +137,14 @@ def test_more_reporting_commands_print_json(home: Path, tmp_path: Path, capsys: 
     assert _json(capsys, "tunnel", "traverse", "work", "--json")["reached"][0]["wing"] == "life"
     gone = _json(capsys, "drawer", "delete-by-source", str(docs / "a.md"), "--json")
     assert gone["dry_run"] is False and gone["deleted"] == 1
+
+
+def test_verify_forgetting_prints_the_erasure_record(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(cli, ["init"]) == 0
+    [row] = _json(capsys, "remember", "Forget me on request.", "--json")["results"]
+    receipt = tmp_path / "receipt.json"
+    assert run_cli(cli, ["forget", row["id"], "--out", str(receipt)]) == 0
+    verdict = _json(capsys, "verify-forgetting", str(receipt), "--json")
+    assert verdict["status"] == "verified" and verdict["findings"] == [] and verdict["sender"] is None

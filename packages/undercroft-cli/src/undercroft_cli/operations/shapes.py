@@ -25,6 +25,7 @@ __all__ = [
     "closet_record",
     "dedup_record",
     "drawer_record",
+    "erasure_record",
     "fact_record",
     "hallway_record",
     "nullable",
@@ -168,6 +169,12 @@ def dedup_record(report: Any, *, dry_run: bool) -> dict[str, Any]:
     """A ``DedupReport``: ``{dry_run, groups: [{wing, room, keep, duplicates}], removed}`` (0 on a dry run)."""
     groups = [{"wing": g.wing, "room": g.room, "keep": g.keep, "duplicates": list(g.duplicates)} for g in report.groups]
     return {"dry_run": dry_run, "groups": groups, "removed": 0 if dry_run else report.removed}
+
+
+def erasure_record(verdict: Any) -> dict[str, Any]:
+    """A ``ForgettingVerdict``: ``{status: verified|recorded|failed, findings, signature, sender}``."""
+    return {"status": verdict.status, "findings": list(verdict.findings), "signature": verdict.signature,
+            "sender": verdict.sender}  # fmt: skip
 
 
 def closet_record(closet: Any) -> dict[str, Any]:

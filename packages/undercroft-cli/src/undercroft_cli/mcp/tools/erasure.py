@@ -11,15 +11,14 @@ from undercroft_store.governance.forgetting import verify_forgetting
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.tools.base import ToolOutput, ToolSession, ToolSpec, string
+from undercroft_cli.operations import erasure_record
 
 __all__ = ["ERASURE_TOOLS"]
 
 
 def _check(session: ToolSession, args: Arguments) -> ToolOutput:
     verdict = verify_forgetting(session.store, args.required_text("attestation"), pinned_sender=args.text("sender"))
-    data = {"status": verdict.status, "findings": list(verdict.findings), "signature": verdict.signature,
-            "sender": verdict.sender}  # fmt: skip
-    return ToolOutput(f"verdict: {verdict.status}\n{verdict.render()}", data)
+    return ToolOutput(f"verdict: {verdict.status}\n{verdict.render()}", erasure_record(verdict))
 
 
 ERASURE_TOOLS: tuple[ToolSpec, ...] = (
