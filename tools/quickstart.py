@@ -1,8 +1,9 @@
 """The main job, end to end, in a throw-away palace: the README's first command runs this.
 
-It drives the real `undercroft` program as a user would and exits non-zero on the first failure.
-Set UNDERCROFT_HOME to keep the palace; by default it lives in a temporary directory that is removed at the
-end, pass or fail (it holds a master key: a throw-away palace must not outlive its run).
+It drives the real `undercroft` program as a user would and exits non-zero on the first failure. The palace
+always lives in its own temporary directory, removed at the end, pass or fail (it holds a master key: a
+throw-away palace must not outlive its run); a declared UNDERCROFT_HOME is never touched, so trying the
+quickstart cannot write into a palace you keep.
 """
 
 from __future__ import annotations
@@ -25,10 +26,7 @@ STEPS: list[list[str]] = [
 
 
 def main() -> int:
-    """Run the steps in the declared palace, or in a temporary one removed afterwards."""
-    declared = os.environ.get("UNDERCROFT_HOME")
-    if declared:
-        return run(declared)
+    """Run the steps in a temporary palace, removed afterwards (whatever UNDERCROFT_HOME says)."""
     home = tempfile.mkdtemp(prefix="undercroft-quickstart-")
     try:
         return run(home)

@@ -89,6 +89,9 @@ PLANTS = [
     # net polices TLS but makes no certificate: its source may not import cryptography (its tests do).
     ("undercroft_net", "import cryptography.x509\n", "crypto-libraries"),
     ("undercroft_cli", "import undercroft_vault._internal\n", "private-vault"),
+    ("undercroft_cli.commands", "import undercroft_cli.mcp.server\n", "cli-adapters"),
+    ("undercroft_cli.mcp", "import undercroft_cli.commands.search\n", "cli-adapters"),
+    ("undercroft_cli.operations", "import click\n", "cli-operations"),
     # Inside the store: the kernel never reaches up to the façade or a feature; features never import each other.
     ("undercroft_store.kernel", "import undercroft_store.store\n", "store-layers"),
     ("undercroft_store.kernel", "import undercroft_store.memory.tunnels\n", "store-layers"),

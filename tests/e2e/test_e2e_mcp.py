@@ -92,7 +92,8 @@ def test_an_agent_session_saves_searches_and_meets_the_fence(home: Path) -> None
     assert advertised_names() - live == set(), "inventoried but not advertised"
     assert not live & set(PENDING)
     assert not [name for name in live for capability in OPERATOR_ONLY if capability in name]
-    assert all("UNTRUSTED DATA" in (tool.description or "") for tool in out["tools"].values())
+    # The notice is said once, in the server instructions (tests/e2e/test_e2e_mcp_hosts.py), not per tool.
+    assert not any("UNTRUSTED DATA" in (tool.description or "") for tool in out["tools"].values())
 
     assert out["saved"].is_error is False and _text(out["saved"]).startswith("created: drawer_")
     found = _text(out["found"])

@@ -23,11 +23,14 @@ def test_the_quickstart_passes_and_removes_its_throw_away_palace(tmp_path: Path)
     assert list(tmp_path.iterdir()) == [], sorted(p.name for p in tmp_path.iterdir())
 
 
-def test_a_declared_home_is_kept(tmp_path: Path) -> None:
+def test_a_declared_home_is_never_touched(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("UNDERCROFT_")}
     env["UNDERCROFT_HOME"] = str(tmp_path / "palace")
+    env["TMPDIR"] = str(tmp_path / "tmp")
+    (tmp_path / "tmp").mkdir()
     ran = subprocess.run(
         [sys.executable, str(ROOT / "tools" / "quickstart.py")], env=env, text=True, capture_output=True, timeout=120
     )
     assert ran.returncode == 0, ran.stderr
-    assert (tmp_path / "palace" / "master.key").exists()
+    assert not (tmp_path / "palace").exists()  # the quickstart used its own throw-away palace
+    assert f"palace: {tmp_path / 'tmp'}" in ran.stdout and list((tmp_path / "tmp").iterdir()) == []

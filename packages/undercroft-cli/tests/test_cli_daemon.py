@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from undercroft_cli._internal.exit_codes import run_cli
-from undercroft_cli.daemon_command import run_daemon
+from undercroft_cli.commands.daemon import run_daemon
 from undercroft_cli.main import cli
 
 SESSION = Path(__file__).parent / "fixtures" / "mining" / "convos" / "claude-code" / "session.jsonl"
@@ -72,7 +72,7 @@ def test_the_daemon_and_the_hook_file_into_one_wing_so_no_message_twice(
 ) -> None:
     import shlex
 
-    from undercroft_cli.hooks_command import claude_code_settings
+    from undercroft_cli.commands.hooks import claude_code_settings
 
     assert run_cli(cli, ["daemon", "run", "--watch", str(watch), "--once"]) == 0  # no --wing: the default
     hooks = claude_code_settings(projects=str(watch), vault="default")["hooks"]

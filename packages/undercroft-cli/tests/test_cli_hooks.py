@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
 from undercroft_cli._internal.exit_codes import run_cli
+from undercroft_cli._internal.program import program_path
 from undercroft_cli.main import cli
 
 
@@ -22,7 +24,7 @@ def test_fragment_wires_stop_and_precompact_to_a_sweep(capsys: pytest.CaptureFix
         [hook] = entry["hooks"]  # type: ignore[misc]
         assert hook == {
             "type": "command",
-            "command": "undercroft sweep ~/.claude/projects --wing claude-code >/dev/null",
+            "command": f"{shlex.quote(str(program_path()))} sweep ~/.claude/projects --wing claude-code >/dev/null",
         }
 
 

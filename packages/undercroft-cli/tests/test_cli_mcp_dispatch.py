@@ -91,7 +91,12 @@ def test_get_update_list_and_delete_drawers(mcp: McpDispatcher, store: VaultStor
     assert f'id="{drawer_id}"' in listed and "next offset 1" in listed
     dry = _ok(mcp.call("undercroft_delete_by_source", {"source_file": "notes/car.md", "dry_run": True}))
     assert dry.startswith("would delete 1 drawer(s)") and store.count() == 1
-    assert _ok(mcp.call("undercroft_delete_by_source", {"source_file": "notes/car.md"})).startswith("deleted 1")
+    by_default = mcp.call("undercroft_delete_by_source", {"source_file": "notes/car.md"})  # dry run unless told
+    assert _ok(by_default).startswith("would delete 1") and store.count() == 1
+    expected = {"source_file": "notes/car.md", "dry_run": True, "matched": [drawer_id], "deleted": 0}
+    assert by_default.structured == expected
+    deleting = {"source_file": "notes/car.md", "dry_run": False}
+    assert _ok(mcp.call("undercroft_delete_by_source", deleting)).startswith("deleted 1")
     missing = mcp.call("undercroft_get_drawer", {"drawer_id": drawer_id})
     assert missing.is_error and missing.text.startswith("error: no drawer")
 

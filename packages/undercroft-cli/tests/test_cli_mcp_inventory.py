@@ -10,7 +10,8 @@ import pytest
 from mcp.client import Client
 from undercroft_cli.mcp import OPERATOR_ONLY, PENDING, READ, TOOLS, WRITE, McpDispatcher, ToolSession, build_server
 from undercroft_cli.mcp.inventory import TOOL_PREFIX, advertised_names
-from undercroft_cli.mcp.tools import UNTRUSTED_NOTICE, ToolSpec, registry
+from undercroft_cli.mcp.server import SERVER_INSTRUCTIONS
+from undercroft_cli.mcp.tools import TEXT_OUTPUT, UNTRUSTED_NOTICE, ToolSpec, registry
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace, VaultStore
 
@@ -101,11 +102,80 @@ def test_a_tool_still_marked_pending_cannot_be_served(store: VaultStore) -> None
         McpDispatcher(ToolSession(store, HashEmbedder()), {early.name: early})
 
 
-def test_descriptions_say_memory_content_is_untrusted_and_schemas_are_objects(store: VaultStore) -> None:
-    live = _live_tools(McpDispatcher(ToolSession(store, HashEmbedder())))
-    for name, tool in live.items():
-        assert UNTRUSTED_NOTICE in (tool.description or ""), name  # type: ignore[attr-defined]
-        assert tool.input_schema["type"] == "object", name  # type: ignore[attr-defined]
+def test_the_untrusted_notice_is_said_once_in_the_instructions_not_in_every_description(store: VaultStore) -> None:
+    async def initialised() -> tuple[str | None, list[object]]:
+        async with Client(build_server(McpDispatcher(ToolSession(store, HashEmbedder())))) as client:
+            return client.instructions, (await client.list_tools()).tools
+
+    instructions, tools = anyio.run(initialised)
+    assert instructions == SERVER_INSTRUCTIONS and "UNTRUSTED DATA" in instructions
+    for tool in tools:
+        assert "UNTRUSTED" not in (tool.description or ""), tool.name  # type: ignore[attr-defined]
+    assert UNTRUSTED_NOTICE in SERVER_INSTRUCTIONS  # the one notice, said once
+
+
+def test_every_tool_is_annotated_for_hosts(store: VaultStore) -> None:
+    destructive_words = ("delete", "update", "invalidate", "supersede", "dedup")
+    for name, tool in _live_tools(McpDispatcher(ToolSession(store, HashEmbedder()))).items():
+        hints = tool.annotations  # type: ignore[attr-defined]
+        assert hints is not None and hints.title and tool.title == hints.title, name  # type: ignore[attr-defined]
+        assert hints.read_only_hint is (name in READ), name
+        assert hints.destructive_hint is any(word in name for word in destructive_words), name
+        assert hints.idempotent_hint is not None and hints.open_world_hint is False, name
+        if name in READ:
+            assert hints.idempotent_hint is True, name
+    titles = [tool.title for tool in TOOLS]
+    assert len(set(titles)) == len(titles), "two tools share a title"
+
+
+def test_every_input_schema_states_its_constraints_and_every_tool_has_an_output_schema(store: VaultStore) -> None:
+    for name, tool in _live_tools(McpDispatcher(ToolSession(store, HashEmbedder()))).items():
+        schema = tool.input_schema  # type: ignore[attr-defined]
+        assert schema["type"] == "object" and schema["additionalProperties"] is False, name
+        for key, prop in schema["properties"].items():
+            assert prop.get("description"), (name, key)
+            if prop["type"] == "integer":
+                assert {"minimum", "maximum"} <= set(prop), (name, key)
+            if prop["type"] == "number":
+                assert {"exclusiveMinimum", "maximum", "default"} <= set(prop), (name, key)
+            if prop["type"] == "boolean":
+                assert "default" in prop, (name, key)
+            if "enum" in prop and "default" in prop:
+                assert prop["default"] in prop["enum"], (name, key)
+        output = tool.output_schema  # type: ignore[attr-defined]
+        assert output["type"] == "object" and output["properties"], name
+        assert set(output["required"]) <= set(output["properties"]), name
+    text_only = [name for name, spec in registry().items() if spec.output == TEXT_OUTPUT]
+    assert text_only == [], f"tools whose structured result is only their text: {text_only}"
+    destructive = _live_tools(McpDispatcher(ToolSession(store, HashEmbedder())))["undercroft_delete_by_source"]
+    assert destructive.input_schema["properties"]["dry_run"]["default"] is True  # type: ignore[attr-defined]
+
+
+def _call_filling_required(mcp: McpDispatcher, name: str, **arguments: object) -> str:
+    spec = mcp.tools[name]
+    filled = {key: "x" for key in spec.required} | arguments
+    reply = mcp.call(name, filled)
+    assert reply.is_error, (name, arguments, reply.text)
+    return reply.text
+
+
+def test_the_advertised_bounds_and_choices_are_the_ones_the_call_enforces(store: VaultStore) -> None:
+    """The parser reads its limits from the schema: one step past an advertised bound is refused, naming it."""
+    mcp = McpDispatcher(ToolSession(store, HashEmbedder()))
+    checked = 0
+    for name, spec in mcp.tools.items():
+        for key, prop in spec.properties.items():
+            if prop["type"] == "integer":
+                low, high = prop["minimum"], prop["maximum"]
+                for past in (low - 1, high + 1):
+                    text = _call_filling_required(mcp, name, **{key: past})
+                    assert f"argument '{key}' must be between {low} and {high}, got {past}" in text, (name, text)
+                checked += 1
+            if "enum" in prop:
+                text = _call_filling_required(mcp, name, **{key: "not-a-choice"})
+                assert f"argument '{key}' must be one of {', '.join(prop['enum'])}" in text, (name, text)
+                checked += 1
+    assert checked >= 20  # the premise: the schemas do carry bounds and choices to check
 
 
 def test_arguments_are_named_as_mempalace_names_them(store: VaultStore) -> None:

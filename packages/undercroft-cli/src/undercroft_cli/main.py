@@ -1,4 +1,9 @@
-"""The `undercroft` program's entry point: the command group and the exit-code doctrine (0 / 1 / 2)."""
+"""The `undercroft` program's entry point: the command group and the exit-code doctrine (0 / 1 / 2).
+
+Start-up is the one cost every call pays, so nothing heavy is imported here: each command's module (and with
+it the store, numpy, the MCP SDK) loads only when that command runs (``LazyGroup``). ``--version`` and
+``--help`` import no command at all; ``tests/test_cli_startup.py`` pins it.
+"""
 
 from __future__ import annotations
 
@@ -7,46 +12,313 @@ import sys
 import click
 
 from undercroft_cli import __version__
-from undercroft_cli._internal.composition import start_up
 from undercroft_cli._internal.exit_codes import run_cli
-from undercroft_cli.admission_command import admission_group
-from undercroft_cli.anchor_command import anchor_command
-from undercroft_cli.backup_command import backup_group
-from undercroft_cli.config_command import config_group
-from undercroft_cli.daemon_command import daemon_group
-from undercroft_cli.drawer_commands import drawer_group, remember_command
-from undercroft_cli.forget_command import forget_command, verify_forgetting_command
-from undercroft_cli.hooks_command import hooks_group
-from undercroft_cli.integrity_commands import stats_command, taxonomy_command, verify_command
-from undercroft_cli.kg_command import kg_group
-from undercroft_cli.memory_commands import (
-    check_dup_command,
-    closets_command,
-    dedup_command,
-    diary_group,
-    hallways_command,
-    tunnel_group,
-    wake_up_command,
-)
-from undercroft_cli.mine_command import delete_by_source_command, mine_command, sweep_command, transcript_group
-from undercroft_cli.repair_command import repair_command
-from undercroft_cli.retention_command import retention_group
-from undercroft_cli.rotate_command import rotate_command
-from undercroft_cli.search_command import search_command
-from undercroft_cli.serve_mcp_command import serve_mcp_command
-from undercroft_cli.transfer_command import bundle_group, export_command, import_command
-from undercroft_cli.trust_command import trust_group
-from undercroft_cli.vault_commands import init_command, vault_group
-from undercroft_cli.witness_command import witness_group
+from undercroft_cli._internal.lazy_commands import LazyCommand, LazyGroup
 
-__all__ = ["cli", "main"]
+__all__ = ["COMMANDS", "cli", "main"]
 
+_EVERYDAY = "Commands"
+_OPERATOR = "Operator commands"
 
 #: Commands that report on the environment instead of running under it: they run the resolver themselves.
 _REPORTS_ON_THE_ENVIRONMENT = frozenset({"config"})
 
+#: Every top-level command: name, defining module and attribute, help section, summary, subcommands added.
+#: Everyday commands first (what a person or an agent host uses), then the operator's (integrity, governance,
+#: egress). Add a command with one row here.
+COMMANDS: tuple[LazyCommand, ...] = (
+    LazyCommand(
+        "init",
+        "commands.vaults",
+        "init_command",
+        _EVERYDAY,
+        "Create the master key and the 'default' vault (idempotent).",
+        example="undercroft init",
+    ),
+    LazyCommand(
+        "remember",
+        "commands.drawers",
+        "remember_command",
+        _EVERYDAY,
+        "Save TEXT verbatim (or standard input when TEXT is '-' or absent).",
+        example='undercroft remember "We chose GraphQL over REST" --wing backend --room decisions',
+    ),
+    LazyCommand(
+        "search",
+        "commands.search",
+        "search_command",
+        _EVERYDAY,
+        "Search QUERY in a vault (hybrid: cosine + BM25 + recency, every hit HMAC-verified).",
+        example='undercroft search "why graphql" --wing backend -n 5',
+    ),
+    LazyCommand(
+        "wake-up",
+        "commands.memory",
+        "wake_up_command",
+        _EVERYDAY,
+        "L0 identity (<home>/identity.txt) and L1 essential recent memories.",
+        example="undercroft wake-up --limit 10",
+    ),
+    LazyCommand(
+        "stats",
+        "commands.integrity",
+        "stats_command",
+        _EVERYDAY,
+        "Drawers, wings, rooms, chain height and head, size, posture, unhealed, embed failures.",
+        example="undercroft stats --json",
+    ),
+    LazyCommand(
+        "verify",
+        "commands.integrity",
+        "verify_command",
+        _EVERYDAY,
+        "HMAC every record, replay the audit chain, resolve labels, compare mirrors, check SQLite's structures "
+        "(exit 2 on VERIFY FAILED).",
+        example="undercroft verify --deep",
+    ),
+    LazyCommand(
+        "drawer",
+        "commands.drawers",
+        "drawer_group",
+        _EVERYDAY,
+        "Read, list and delete drawers.",
+        extras=(("commands.mine", "delete_by_source_command"), ("commands.memory", "check_dup_command")),
+        example="undercroft drawer list --wing backend",
+    ),
+    LazyCommand(
+        "diary",
+        "commands.memory",
+        "diary_group",
+        _EVERYDAY,
+        "Per-agent diaries, each in its own wing.",
+        example='undercroft diary write claude "Finished the billing migration."',
+    ),
+    LazyCommand(
+        "kg",
+        "commands.kg",
+        "kg_group",
+        _EVERYDAY,
+        "The temporal knowledge graph: facts with validity windows, sealed and audit-chained.",
+        example="undercroft kg add alice works_at acme",
+    ),
+    LazyCommand(
+        "tunnel",
+        "commands.memory",
+        "tunnel_group",
+        _EVERYDAY,
+        "Labelled cross-wing links.",
+        example="undercroft tunnel create backend frontend api",
+    ),
+    LazyCommand(
+        "closets",
+        "commands.memory",
+        "closets_command",
+        _EVERYDAY,
+        "The compact, LLM-scannable index of the vault (or one wing).",
+        example="undercroft closets --wing backend",
+    ),
+    LazyCommand(
+        "hallways",
+        "commands.memory",
+        "hallways_command",
+        _EVERYDAY,
+        "Entity co-occurrence within WING (computed now, never stored).",
+        example="undercroft hallways backend",
+    ),
+    LazyCommand(
+        "taxonomy",
+        "commands.integrity",
+        "taxonomy_command",
+        _EVERYDAY,
+        "Wing → room → drawer counts (labels only, never content; the quarantine wing shows its count alone).",
+        example="undercroft taxonomy",
+    ),
+    LazyCommand(
+        "dedup",
+        "commands.memory",
+        "dedup_command",
+        _EVERYDAY,
+        "Exact duplicates by keyed fingerprint (dry run unless --apply).",
+        example="undercroft dedup --apply",
+    ),
+    LazyCommand(
+        "mine",
+        "commands.mine",
+        "mine_command",
+        _EVERYDAY,
+        "Mine documents (--mode files) or transcripts (--mode convos) under DIR into verbatim drawers.",
+        example="undercroft mine ~/notes --wing notes --dry-run",
+    ),
+    LazyCommand(
+        "sweep",
+        "commands.mine",
+        "sweep_command",
+        _EVERYDAY,
+        "File every transcript message under DIR as one verbatim drawer; messages already filed are unchanged.",
+        example="undercroft sweep ~/.claude/projects --wing claude-code",
+    ),
+    LazyCommand(
+        "transcript",
+        "commands.mine",
+        "transcript_group",
+        _EVERYDAY,
+        "Read agent and chat transcripts without filing them.",
+        example="undercroft transcript render session.jsonl",
+    ),
+    LazyCommand(
+        "serve-mcp",
+        "serving",
+        "serve_mcp_command",
+        _EVERYDAY,
+        "Serve the vault to an agent over MCP on stdin/stdout.",
+        example="undercroft serve-mcp --read-only",
+    ),
+    LazyCommand(
+        "mcp",
+        "commands.mcp_config",
+        "mcp_command",
+        _EVERYDAY,
+        "Print the MCP configuration for Claude Code, Claude Desktop, Cursor or any client.",
+        example="undercroft mcp --client claude-code",
+    ),
+    LazyCommand(
+        "hooks",
+        "commands.hooks",
+        "hooks_group",
+        _EVERYDAY,
+        "Print auto-save hook settings for agent tools.",
+        example="undercroft hooks claude-code",
+    ),
+    LazyCommand(
+        "daemon",
+        "commands.daemon",
+        "daemon_group",
+        _EVERYDAY,
+        "The background auto-save loop.",
+        example="undercroft daemon run --once",
+    ),
+    LazyCommand(
+        "config",
+        "commands.config",
+        "config_group",
+        _EVERYDAY,
+        "Inspect this environment's UNDERCROFT_* declarations.",
+        example="undercroft config check",
+    ),
+    LazyCommand(
+        "vault",
+        "commands.vaults",
+        "vault_group",
+        _OPERATOR,
+        "Create, list, inspect and delete vaults.",
+        extras=(("commands.rotate", "rotate_command"),),
+        example="undercroft vault create work",
+    ),
+    LazyCommand(
+        "backup",
+        "commands.backup",
+        "backup_group",
+        _OPERATOR,
+        "Verified snapshots of a vault (the newest 10 are kept).",
+        example="undercroft backup create",
+    ),
+    LazyCommand(
+        "repair",
+        "commands.repair",
+        "repair_command",
+        _OPERATOR,
+        "Backfill embeddings, fingerprints and FTS rows; re-embed a forced embedder swap; vacuum; verify.",
+        example="undercroft repair",
+    ),
+    LazyCommand(
+        "admission",
+        "commands.admission",
+        "admission_group",
+        _OPERATOR,
+        "Review the quarantine queue: list, allow (re-file) or deny (destroy with a receipt).",
+        example="undercroft admission list",
+    ),
+    LazyCommand(
+        "trust",
+        "commands.trust",
+        "trust_group",
+        _OPERATOR,
+        "Assign wing trust classes (quarantined | standard | trusted); unassigned wings are standard.",
+        example="undercroft trust set scraped quarantined",
+    ),
+    LazyCommand(
+        "retention",
+        "commands.retention",
+        "retention_group",
+        _OPERATOR,
+        "Per wing/room maximum age, enforced only by an explicit, attested sweep.",
+        example="undercroft retention set scratch --max-age 30d",
+    ),
+    LazyCommand(
+        "forget",
+        "commands.forget",
+        "forget_command",
+        _OPERATOR,
+        "Destroy drawers through the audit chain and print the erasure receipt.",
+        example="undercroft forget drawer_0123… --reason 'subject request' --out receipt.json",
+    ),
+    LazyCommand(
+        "verify-forgetting",
+        "commands.forget",
+        "verify_forgetting_command",
+        _OPERATOR,
+        "Replay an erasure receipt: VERIFIED or RECORDED (exit 0), FAILED (exit 2).",
+        example="undercroft verify-forgetting receipt.json",
+    ),
+    LazyCommand(
+        "witness",
+        "commands.witness",
+        "witness_group",
+        _OPERATOR,
+        "The external witness: keep it where this machine cannot write; check before you emit.",
+        example="undercroft witness emit --out witness.json",
+    ),
+    LazyCommand(
+        "anchor",
+        "commands.anchor",
+        "anchor_command",
+        _OPERATOR,
+        "Anchor the manifest at the committed chain head.",
+        example="undercroft anchor",
+    ),
+    LazyCommand(
+        "export",
+        "commands.transfer",
+        "export_command",
+        _OPERATOR,
+        "Export every drawer (with its embedding), KG entity and fact and tunnel as decrypted JSONL.",
+        example="undercroft export --out backup.jsonl",
+    ),
+    LazyCommand(
+        "import",
+        "commands.transfer",
+        "import_command",
+        _OPERATOR,
+        "Import FILE: an undercroft export (JSONL or sealed bundle) or a MemPalace export directory.",
+        example="undercroft import backup.jsonl",
+    ),
+    LazyCommand(
+        "bundle",
+        "commands.transfer",
+        "bundle_group",
+        _OPERATOR,
+        "Identities for sealed exports: recipients (keygen, recipient) and senders (sign-keygen, sender).",
+        example="undercroft bundle keygen --out me.key",
+    ),
+)
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+@click.group(
+    cls=LazyGroup,
+    lazy=COMMANDS,
+    sections=(_EVERYDAY, _OPERATOR),
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="undercroft")
 @click.pass_context
 def cli(context: click.Context) -> None:
@@ -58,53 +330,10 @@ def cli(context: click.Context) -> None:
     # opened: a refusal exits 1 naming every refusing variable; warnings print once, here, on stderr.
     if context.invoked_subcommand in _REPORTS_ON_THE_ENVIRONMENT:
         return
+    from undercroft_cli._internal.composition import start_up  # the resolver loads the store: only when run
+
     for line in start_up():
         click.echo(f"warning: {line}", err=True)
-
-
-# Store commands (issue 6). Add further commands below, one line each.
-cli.add_command(init_command)
-cli.add_command(vault_group)
-cli.add_command(remember_command)
-cli.add_command(drawer_group)
-cli.add_command(verify_command)
-cli.add_command(stats_command)
-cli.add_command(taxonomy_command)
-cli.add_command(search_command)
-# Rotation, backup, repair (issue 6 §8–9).
-vault_group.add_command(rotate_command)
-cli.add_command(backup_group)
-cli.add_command(repair_command)
-cli.add_command(serve_mcp_command)
-# Mining, sweeping, transcripts, auto-save, configuration (issue 10).
-cli.add_command(mine_command)
-cli.add_command(sweep_command)
-cli.add_command(transcript_group)
-drawer_group.add_command(delete_by_source_command)
-cli.add_command(daemon_group)
-cli.add_command(hooks_group)
-cli.add_command(config_group)
-# Governance part A: admission rulings and wing trust (issue 9). Operator surfaces, never MCP.
-cli.add_command(admission_group)
-cli.add_command(trust_group)
-# Governance part B: forgetting, retention, the witness, anchor (issue 9). Operator surfaces, never MCP.
-cli.add_command(forget_command)
-cli.add_command(verify_forgetting_command)
-cli.add_command(retention_group)
-cli.add_command(witness_group)
-cli.add_command(anchor_command)
-cli.add_command(export_command)
-cli.add_command(import_command)
-cli.add_command(bundle_group)
-# Memory surfaces (issue 8).
-cli.add_command(kg_group)
-cli.add_command(diary_group)
-cli.add_command(tunnel_group)
-cli.add_command(hallways_command)
-cli.add_command(closets_command)
-cli.add_command(wake_up_command)
-cli.add_command(dedup_command)
-drawer_group.add_command(check_dup_command)
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import click
 from undercroft_core.errors import IntegrityError, UndercroftError
 
-__all__ = ["EXIT_INTEGRITY", "EXIT_OK", "EXIT_RUN_FAILED", "database_verdict", "exit_code_for", "run_cli"]
+__all__ = ["EXIT_INTEGRITY", "EXIT_OK", "EXIT_RUN_FAILED", "database_verdict", "exit_code_for", "next_step", "run_cli"]
 
 EXIT_OK = 0
 EXIT_RUN_FAILED = 1
@@ -50,6 +50,16 @@ def database_verdict(error: sqlite3.DatabaseError) -> str | None:
     return None
 
 
+def next_step(error: UndercroftError) -> str:
+    """What a person should run next, for the failures that have one obvious answer (else empty)."""
+    if type(error).__name__ == "VaultNotFound":  # by name: importing the store here would load it at start-up
+        return (
+            "; run `undercroft init` first (it creates the 'default' vault), or `undercroft vault list` "
+            "to see the vaults this palace holds"
+        )
+    return ""
+
+
 def exit_code_for(error: BaseException) -> int:
     """2 for an integrity verdict (whatever raised it), 1 for every other failure."""
     return EXIT_INTEGRITY if isinstance(error, IntegrityError) else EXIT_RUN_FAILED
@@ -72,7 +82,7 @@ def run_cli(group: click.Group, args: list[str] | None = None, *, echo: Callable
         say(f"integrity: {error}")
         return EXIT_INTEGRITY
     except UndercroftError as error:
-        say(f"error: {error}")
+        say(f"error: {error}{next_step(error)}")
         return EXIT_RUN_FAILED
     except sqlite3.DatabaseError as error:
         if getattr(error, "sqlite_errorname", "") in _MALFORMED:

@@ -18,7 +18,9 @@ ENGLISH: Mapping[str, str] = {
     "mine.skip": "skipped: {path}: {reason}{detail}",
     "mine.quarantined": "quarantined: {aimed} filed as {landed} (held for review)",
     "mine.dry_run": "dry run: nothing written",
+    "mine.would_file": "{verb}: {files} file(s), {drawers} drawer(s) would be filed — {rooms}; skipped {skipped}",
     "delete_by_source.summary": "deleted {count} drawer(s) from {source}",
+    "delete_by_source.would": "would delete {count} drawer(s) from {source} (dry run: nothing deleted)",
     "daemon.pass": "sweep {number}: created {created}, unchanged {unchanged}, quarantined {quarantined}, "
     "skipped {skipped}",
     "export.summary": "exported {drawers} drawer(s), {facts} fact(s), {entities} entit(ies), {tunnels} tunnel(s)"

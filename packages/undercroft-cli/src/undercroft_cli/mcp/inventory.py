@@ -39,11 +39,24 @@ class Access(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class ToolEntry:
-    """One inventoried tool: its name, its access class, and — while unbuilt — what it waits for."""
+    """One inventoried tool: name, access class, the title a host shows, its hints, and what it waits for.
+
+    The MCP annotations derive from it: ``readOnlyHint`` is the access class; ``destructiveHint`` marks a
+    write that removes or rewrites what was there (deletes, updates, invalidations, supersessions, dedup);
+    ``idempotentHint`` a call that repeated with the same arguments changes nothing more (every read is).
+    """
 
     name: str
     access: Access
+    title: str
+    destructive: bool = False
+    idempotent: bool = False
     pending: str | None = None
+
+    @property
+    def read_only(self) -> bool:
+        """True for a tool that never changes the vault."""
+        return self.access is Access.READ
 
     @property
     def is_pending(self) -> bool:
@@ -55,47 +68,51 @@ _R, _W = Access.READ, Access.WRITE
 
 TOOLS: tuple[ToolEntry, ...] = (
     # Drawers: the agent surface proper.
-    ToolEntry("undercroft_save", _W),
-    ToolEntry("undercroft_add_drawer", _W),
-    ToolEntry("undercroft_update_drawer", _W),
-    ToolEntry("undercroft_delete_drawer", _W),
-    ToolEntry("undercroft_delete_by_source", _W),
-    ToolEntry("undercroft_search", _R),
-    ToolEntry("undercroft_get_drawer", _R),
-    ToolEntry("undercroft_list_drawers", _R),
-    ToolEntry("undercroft_wake_up", _R),
-    ToolEntry("undercroft_check_duplicate", _R),
-    ToolEntry("undercroft_dedup", _W),
+    ToolEntry("undercroft_save", _W, "Save a memory"),
+    ToolEntry("undercroft_add_drawer", _W, "File a drawer in a wing and room"),
+    ToolEntry("undercroft_update_drawer", _W, "Replace a drawer's content", destructive=True),
+    ToolEntry("undercroft_delete_drawer", _W, "Delete a drawer", destructive=True, idempotent=True),
+    ToolEntry(
+        "undercroft_delete_by_source", _W, "Delete the drawers mined from a file", destructive=True, idempotent=True
+    ),
+    ToolEntry("undercroft_search", _R, "Search memories"),
+    ToolEntry("undercroft_get_drawer", _R, "Read one drawer"),
+    ToolEntry("undercroft_list_drawers", _R, "List drawers"),
+    ToolEntry("undercroft_wake_up", _R, "Wake up: the essentials"),
+    ToolEntry("undercroft_check_duplicate", _R, "Check for a duplicate"),
+    ToolEntry("undercroft_dedup", _W, "Remove duplicate drawers", destructive=True, idempotent=True),
     # Navigation.
-    ToolEntry("undercroft_status", _R),
-    ToolEntry("undercroft_list_wings", _R),
-    ToolEntry("undercroft_list_rooms", _R),
-    ToolEntry("undercroft_get_taxonomy", _R),
-    ToolEntry("undercroft_get_closet_index", _R),
-    ToolEntry("undercroft_list_agents", _R),
-    ToolEntry("undercroft_diary_write", _W),
-    ToolEntry("undercroft_diary_read", _R),
-    ToolEntry("undercroft_create_tunnel", _W),
-    ToolEntry("undercroft_list_tunnels", _R),
-    ToolEntry("undercroft_delete_tunnel", _W),
-    ToolEntry("undercroft_follow_tunnels", _R),
-    ToolEntry("undercroft_traverse", _R),
-    ToolEntry("undercroft_list_hallways", _R),
+    ToolEntry("undercroft_status", _R, "Vault status"),
+    ToolEntry("undercroft_list_wings", _R, "List wings"),
+    ToolEntry("undercroft_list_rooms", _R, "List rooms"),
+    ToolEntry("undercroft_get_taxonomy", _R, "Wing and room taxonomy"),
+    ToolEntry("undercroft_get_closet_index", _R, "Topic index (closets)"),
+    ToolEntry("undercroft_list_agents", _R, "List diary keepers"),
+    ToolEntry("undercroft_diary_write", _W, "Write a diary entry"),
+    ToolEntry("undercroft_diary_read", _R, "Read a diary"),
+    ToolEntry("undercroft_create_tunnel", _W, "Link two places (tunnel)", idempotent=True),
+    ToolEntry("undercroft_list_tunnels", _R, "List tunnels"),
+    ToolEntry("undercroft_delete_tunnel", _W, "Delete a tunnel", destructive=True, idempotent=True),
+    ToolEntry("undercroft_follow_tunnels", _R, "Follow tunnels from a place"),
+    ToolEntry("undercroft_traverse", _R, "Walk the wing graph"),
+    ToolEntry("undercroft_list_hallways", _R, "Shared topics across rooms (hallways)"),
     # Integrity and history.
-    ToolEntry("undercroft_verify", _R),
-    ToolEntry("undercroft_history", _R),
-    ToolEntry("undercroft_check_erasure_receipt", _R),
-    ToolEntry("undercroft_index_status", _R, pending="remote vector mirrors wired into the store"),
+    ToolEntry("undercroft_verify", _R, "Verify the vault's integrity"),
+    ToolEntry("undercroft_history", _R, "Audit history"),
+    ToolEntry("undercroft_check_erasure_receipt", _R, "Check an erasure receipt"),
+    ToolEntry(
+        "undercroft_index_status", _R, "Remote index status", pending="remote vector mirrors wired into the store"
+    ),
     # Knowledge graph.
-    ToolEntry("undercroft_kg_add", _W),
-    ToolEntry("undercroft_kg_invalidate", _W),
-    ToolEntry("undercroft_kg_supersede", _W),
-    ToolEntry("undercroft_kg_query", _R),
-    ToolEntry("undercroft_kg_timeline", _R),
-    ToolEntry("undercroft_kg_stats", _R),
-    ToolEntry("undercroft_kg_rel", _R),
-    ToolEntry("undercroft_kg_receipts", _R),
-    ToolEntry("undercroft_lookup_canonical", _R),
+    ToolEntry("undercroft_kg_add", _W, "Add a fact"),
+    ToolEntry("undercroft_kg_invalidate", _W, "End a fact", destructive=True, idempotent=True),
+    ToolEntry("undercroft_kg_supersede", _W, "Replace a fact's value", destructive=True),
+    ToolEntry("undercroft_kg_query", _R, "Facts about an entity"),
+    ToolEntry("undercroft_kg_timeline", _R, "Fact timeline"),
+    ToolEntry("undercroft_kg_stats", _R, "Knowledge-graph counts"),
+    ToolEntry("undercroft_kg_rel", _R, "Facts by relation"),
+    ToolEntry("undercroft_kg_receipts", _R, "Fact receipts against their sources"),
+    ToolEntry("undercroft_lookup_canonical", _R, "The approved answer for a key"),
 )
 
 READ: frozenset[str] = frozenset(t.name for t in TOOLS if t.access is Access.READ)

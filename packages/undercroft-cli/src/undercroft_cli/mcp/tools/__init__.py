@@ -1,12 +1,13 @@
 """The tool handlers, grouped by concern; `registry()` is every tool the server advertises.
 
-A handler takes the call's session and its parsed arguments and returns the reply text. Every description
-ends with the untrusted-data notice, applied here so a tool added later inherits it.
+A handler takes the call's session and its parsed arguments and returns the reply (text, or a ``ToolOutput``
+with its structured data). The untrusted-data notice is said once, in the server instructions, and on the
+results that return memory — not in every description.
 """
 
 from __future__ import annotations
 
-from undercroft_cli.mcp.tools.base import UNTRUSTED_NOTICE, ToolSession, ToolSpec
+from undercroft_cli.mcp.tools.base import TEXT_OUTPUT, UNTRUSTED_NOTICE, ToolOutput, ToolSession, ToolSpec
 from undercroft_cli.mcp.tools.diaries import DIARY_TOOLS
 from undercroft_cli.mcp.tools.drawers import DRAWER_TOOLS
 from undercroft_cli.mcp.tools.erasure import ERASURE_TOOLS
@@ -17,7 +18,7 @@ from undercroft_cli.mcp.tools.recall import RECALL_TOOLS
 from undercroft_cli.mcp.tools.search import SEARCH_TOOLS
 from undercroft_cli.mcp.tools.tunnels import TUNNEL_TOOLS
 
-__all__ = ["UNTRUSTED_NOTICE", "ToolSession", "ToolSpec", "registry"]
+__all__ = ["TEXT_OUTPUT", "UNTRUSTED_NOTICE", "ToolOutput", "ToolSession", "ToolSpec", "registry"]
 
 
 def registry() -> dict[str, ToolSpec]:

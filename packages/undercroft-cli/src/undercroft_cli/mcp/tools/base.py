@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -14,10 +14,13 @@ from undercroft_store.governance.read_audit import InternalRead, record_read, si
 from undercroft_store.search import Searcher
 
 from undercroft_cli.mcp.arguments import Arguments
+from undercroft_cli.operations import drawer_record
 
 __all__ = [
     "ADDED_BY",
+    "TEXT_OUTPUT",
     "UNTRUSTED_NOTICE",
+    "ToolOutput",
     "ToolSession",
     "ToolSpec",
     "boolean",
@@ -62,23 +65,44 @@ class ToolSession:
         return self.clock().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-Handler = Callable[[ToolSession, Arguments], str]
+@dataclass(frozen=True)
+class ToolOutput:
+    """A reply in both forms: the text block an agent reads and the JSON object hosts parse (``structuredContent``)."""
+
+    text: str
+    data: Mapping[str, Any]
+
+
+Handler = Callable[[ToolSession, Arguments], "str | ToolOutput"]
+
+TEXT_OUTPUT: Mapping[str, Mapping[str, Any]] = {
+    "text": {"type": "string", "description": "the reply, exactly as the text block carries it"},
+}
+"""The output properties of a tool whose reply has no structured form beyond its text (yet)."""
 
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """A tool: its name, what it does, its JSON-schema properties, the required keys, and its handler."""
+    """A tool: its name, what it does, its input properties, the required keys, its handler, its output properties.
+
+    ``output`` names the top-level properties of the tool's ``structuredContent``; each is required unless
+    listed in ``optional_output``. A
+    handler returns a ``ToolOutput`` (text and data), or a string: a JSON-object string is its own data, any
+    other string is carried as ``{"text": ...}`` (``TEXT_OUTPUT``).
+    """
 
     name: str
     summary: str
     properties: Mapping[str, Mapping[str, Any]]
     handler: Handler
     required: tuple[str, ...] = ()
+    output: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: TEXT_OUTPUT)
+    optional_output: tuple[str, ...] = ()
 
     @property
     def description(self) -> str:
-        """The advertised description: the summary, then the untrusted-data notice."""
-        return f"{self.summary} {UNTRUSTED_NOTICE}"
+        """The advertised description (the untrusted-data notice is said once, in the server instructions)."""
+        return self.summary
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -90,31 +114,44 @@ class ToolSpec:
             "additionalProperties": False,
         }
 
+    @property
+    def output_schema(self) -> dict[str, Any]:
+        """The JSON schema every successful call's ``structuredContent`` validates against."""
+        return {
+            "type": "object",
+            "properties": {key: dict(value) for key, value in self.output.items()},
+            "required": [key for key in self.output if key not in self.optional_output],
+        }
+
     def arguments(self, raw: Mapping[str, object] | None) -> Arguments:
         """Parse a call's raw arguments against this tool's properties and required keys."""
-        parsed = Arguments(self.name, raw, frozenset(self.properties))
+        parsed = Arguments(self.name, raw, self.properties)
         parsed.require(self.required)
         return parsed
 
 
-def string(description: str) -> dict[str, Any]:
-    """A string property."""
-    return {"type": "string", "description": description}
+def _described(kind: str, description: str, extra: Mapping[str, Any]) -> dict[str, Any]:
+    return {"type": kind, "description": description, **{k: v for k, v in extra.items() if v is not None}}
 
 
-def integer(description: str) -> dict[str, Any]:
-    """An integer property."""
-    return {"type": "integer", "description": description}
+def string(description: str, *, enum: Sequence[str] | None = None, default: str | None = None) -> dict[str, Any]:
+    """A string property, optionally one of ``enum`` and with a ``default``."""
+    return _described("string", description, {"enum": list(enum) if enum else None, "default": default})
 
 
-def number(description: str) -> dict[str, Any]:
-    """A number property (integers accepted)."""
-    return {"type": "number", "description": description}
+def integer(description: str, *, minimum: int, maximum: int, default: int | None = None) -> dict[str, Any]:
+    """An integer property within ``[minimum, maximum]`` (the call refuses anything outside)."""
+    return _described("integer", description, {"minimum": minimum, "maximum": maximum, "default": default})
 
 
-def boolean(description: str) -> dict[str, Any]:
-    """A boolean property."""
-    return {"type": "boolean", "description": description}
+def number(description: str, *, above: float, maximum: float, default: float | None = None) -> dict[str, Any]:
+    """A number property within ``(above, maximum]`` (integers accepted)."""
+    return _described("number", description, {"exclusiveMinimum": above, "maximum": maximum, "default": default})
+
+
+def boolean(description: str, *, default: bool = False) -> dict[str, Any]:
+    """A boolean property with its default stated."""
+    return _described("boolean", description, {"default": default})
 
 
 def _attribute(value: str) -> str:
@@ -134,26 +171,15 @@ def memory_block(attributes: Mapping[str, str | None], content: str, extra_lines
 
 
 def drawer_block(drawer: Drawer, *, full: bool) -> str:
-    """A drawer as one memory block; ``full`` adds the provenance a search hit does not carry."""
-    attributes: dict[str, str | None] = {
-        "id": drawer.id,
-        "wing": drawer.wing,
-        "room": drawer.room,
-        "kind": drawer.kind,
-        "content_date": drawer.content_date,
-        "filed": drawer.filed_at,
-    }
-    if full:
-        attributes.update(
-            updated=drawer.updated_at,
-            added_by=drawer.added_by,
-            source_file=drawer.source_file,
-            supersedes=drawer.supersedes,
-            agent=drawer.agent,
-            channel=drawer.channel,
-            session=drawer.session,
-        )
-    return memory_block(attributes, drawer.content)
+    """A drawer as one memory block; ``full`` adds the provenance a search hit does not carry.
+
+    The attributes are the drawer's JSON record (``operations.drawer_record``) in its order, with the two
+    dates under their block names (``filed``, ``updated``).
+    """
+    record = drawer_record(drawer, full=full)
+    content = record.pop("content")
+    renamed = {"filed_at": "filed", "updated_at": "updated"}
+    return memory_block({renamed.get(key, key): value for key, value in record.items()}, content)
 
 
 def read_once(

@@ -20,9 +20,10 @@ from undercroft_store.memory.diaries import DIARY_ROOM, diary_agents, diary_wing
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.errors import InvalidArgument
-from undercroft_cli.mcp.tools.base import ADDED_BY, ToolSession, ToolSpec, drawer_block, integer, string
+from undercroft_cli.mcp.tools.base import ADDED_BY, ToolOutput, ToolSession, ToolSpec, drawer_block, integer, string
 from undercroft_cli.mcp.tools.drawers import describe_write
 from undercroft_cli.mcp.tools.search import SEARCH_NOTICE
+from undercroft_cli.operations import DRAWER_SCHEMA, WRITE_PROPERTIES, drawer_record
 
 __all__ = ["DIARY_TOOLS"]
 
@@ -37,7 +38,7 @@ def _topic(args: Arguments) -> str | None:
         raise InvalidArgument(f"{args.tool}: argument 'topic': {error}") from None
 
 
-def _diary_write(session: ToolSession, args: Arguments) -> str:
+def _diary_write(session: ToolSession, args: Arguments) -> ToolOutput:
     agent = args.required_text("agent_name")
     wing = diary_wing(agent)
     room = _topic(args) or DIARY_ROOM
@@ -52,17 +53,20 @@ def _diary_write(session: ToolSession, args: Arguments) -> str:
         )
     except NothingToRemember:
         raise InvalidArgument(f"{args.tool}: argument 'entry' is empty after normalisation") from None
-    return "\n".join(describe_write(result, wing=wing, room=room) for result in results)
+    text = "\n".join(describe_write(result, wing=wing, room=room) for result in results)
+    rows = [{"outcome": r.outcome, "id": r.id, "wing": wing, "room": room} for r in results]
+    return ToolOutput(text, {"results": rows})
 
 
-def _diary_read(session: ToolSession, args: Arguments) -> str:
+def _diary_read(session: ToolSession, args: Arguments) -> ToolOutput:
     agent = args.required_text("agent_name")
-    last = args.integer("last_n", default=10, low=1, high=100) or 10
+    last = args.integer("last_n") or 10
     entries = read_diary(session.store, agent, last=last, topic=_topic(args))
+    data = {"agent": agent, "entries": [drawer_record(d, full=False) for d in entries]}
     if not entries:
-        return f"no diary entries for {agent}"
+        return ToolOutput(f"no diary entries for {agent}", data)
     footer = f"({len(entries)} entr{'y' if len(entries) == 1 else 'ies'} of {agent}'s diary, newest first)"
-    return "\n".join([SEARCH_NOTICE, *(drawer_block(d, full=False) for d in entries), footer])
+    return ToolOutput("\n".join([SEARCH_NOTICE, *(drawer_block(d, full=False) for d in entries), footer]), data)
 
 
 def _list_agents(session: ToolSession, args: Arguments) -> str:
@@ -79,21 +83,29 @@ DIARY_TOOLS: tuple[ToolSpec, ...] = (
             "agent_name": _AGENT,
             "entry": string("the diary entry"),
             "content": string("alias for 'entry' ('entry' wins when both are given)"),
-            "topic": string(f"topic room (default {DIARY_ROOM})"),
+            "topic": string("topic room", default=DIARY_ROOM),
         },
         _diary_write,
         required=("agent_name",),
+        output={"results": {"type": "array", "items": {"type": "object", "properties": WRITE_PROPERTIES}}},
     ),
     ToolSpec(
         "undercroft_diary_read",
         "Read your recent diary entries, newest first: what past sessions of you recorded.",
         {
             "agent_name": _AGENT,
-            "last_n": integer("number of recent entries (1-100, default 10)"),
+            "last_n": integer("number of recent entries", minimum=1, maximum=100, default=10),
             "topic": string("only this topic room (optional)"),
         },
         _diary_read,
         required=("agent_name",),
+        output={"agent": {"type": "string"}, "entries": {"type": "array", "items": DRAWER_SCHEMA}},
     ),
-    ToolSpec("undercroft_list_agents", "Every agent that keeps a diary, with its entry count.", {}, _list_agents),
+    ToolSpec(
+        "undercroft_list_agents",
+        "Every agent that keeps a diary, with its entry count.",
+        {},
+        _list_agents,
+        output={"agents": {"type": "object", "additionalProperties": {"type": "integer"}}},
+    ),
 )

@@ -30,6 +30,7 @@ from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.errors import InvalidArgument, McpError
 from undercroft_cli.mcp.tools.base import (
     ADDED_BY,
+    ToolOutput,
     ToolSession,
     ToolSpec,
     boolean,
@@ -38,14 +39,15 @@ from undercroft_cli.mcp.tools.base import (
     memory_block,
     string,
 )
+from undercroft_cli.operations import DRAWER_SCHEMA, WRITE_PROPERTIES, drawer_record
 
-__all__ = ["DEFAULT_ROOM", "DEFAULT_WING", "DRAWER_TOOLS", "SupersessionUnaccounted", "describe_write"]
+__all__ = ["DEFAULT_ROOM", "DEFAULT_WING", "DRAWER_TOOLS", "SupersessionUnaccounted", "describe_write", "write_output"]
 
 DEFAULT_WING = "general"
 DEFAULT_ROOM = "notes"
 _PREVIEW_CHARS = 200
 
-_KIND = string(f"declared record kind, one of {'|'.join(KIND_VOCAB)} (omit rather than guess)")
+_KIND = string("declared record kind (omit rather than guess)", enum=KIND_VOCAB)
 _CONTENT_DATE = string("when the content happened, YYYY-MM-DD or RFC 3339; anchors relative dates in the text")
 _SUPERSEDES = string(
     "id of the drawer this memory replaces: the new drawer is filed in that drawer's wing, room and kind, with a "
@@ -65,6 +67,16 @@ def describe_write(result: WriteResult, *, wing: str, room: str) -> str:
     return _landed(result.outcome, result.id, wing=wing, room=room)
 
 
+def write_output(result: WriteResult, *, wing: str, room: str) -> ToolOutput:
+    """One write as text and data (``WRITE_PROPERTIES``)."""
+    return _landed_output(result.outcome, result.id, wing=wing, room=room)
+
+
+def _landed_output(outcome: str, drawer_id: str, *, wing: str, room: str) -> ToolOutput:
+    text = _landed(outcome, drawer_id, wing=wing, room=room)
+    return ToolOutput(text, {"outcome": outcome, "id": drawer_id, "wing": wing, "room": room})
+
+
 def _landed(outcome: str, drawer_id: str, *, wing: str, room: str) -> str:
     if outcome == "quarantined":
         return (
@@ -78,7 +90,7 @@ class SupersessionUnaccounted(McpError):
     """A superseding drawer neither landed under its id nor waits in the admission queue (never expected)."""
 
 
-def _supersede(session: ToolSession, args: Arguments, content: str, old_id: str) -> str:
+def _supersede(session: ToolSession, args: Arguments, content: str, old_id: str) -> ToolOutput:
     """File `content` as the drawer that supersedes `old_id`, through the store's one supersession door."""
     try:
         with silent(session.store, InternalRead.WRITE_DECISION):  # only the outcome line goes back, no words
@@ -103,11 +115,11 @@ def _supersede(session: ToolSession, args: Arguments, content: str, old_id: str)
     return _supersession_landed(session, link, wing=old.wing, room=old.room)
 
 
-def _supersession_landed(session: ToolSession, link: Supersession, *, wing: str, room: str) -> str:
+def _supersession_landed(session: ToolSession, link: Supersession, *, wing: str, room: str) -> ToolOutput:
     """The reply line for a supersession: filed under its id, or diverted into a queue slot (named)."""
     with silent(session.store, InternalRead.WRITE_DECISION):  # an id and a slot go back, no words
         if session.store.hydrate([link.drawer_id]):
-            return _landed("created", link.drawer_id, wing=wing, room=room)
+            return _landed_output("created", link.drawer_id, wing=wing, room=room)
         # The screen diverted it: the link still names the id it aims at, the words wait in a queue slot.
         queued = [
             item.entry.drawer_id for item in list_admissions(session.store) if item.entry.intended_id == link.drawer_id
@@ -116,10 +128,10 @@ def _supersession_landed(session: ToolSession, link: Supersession, *, wing: str,
         raise SupersessionUnaccounted(
             f"the superseding drawer {link.drawer_id} neither landed nor waits in the admission queue"
         )
-    return _landed("quarantined", queued[0], wing=wing, room=room)
+    return _landed_output("quarantined", queued[0], wing=wing, room=room)
 
 
-def _new_drawer(session: ToolSession, args: Arguments, *, wing: str, room: str, source_file: str | None) -> str:
+def _new_drawer(session: ToolSession, args: Arguments, *, wing: str, room: str, source_file: str | None) -> ToolOutput:
     content = _content(args)
     index = session.store.allocate_append_indices(1)
     drawer = Drawer(
@@ -133,13 +145,13 @@ def _new_drawer(session: ToolSession, args: Arguments, *, wing: str, room: str, 
         filed_at=session.now(),
         source_file=source_file,
         content_date=args.text("content_date"),
-        kind=args.text("kind"),
+        kind=args.choice("kind"),
         agent=args.text("agent"),
         channel=args.text("channel"),
         session=args.text("session"),
     )
     [result] = session.store.write([DrawerWrite(drawer)], screening=Screen())
-    return describe_write(result, wing=wing, room=room)
+    return write_output(result, wing=wing, room=room)
 
 
 def _superseding(args: Arguments) -> str | None:
@@ -158,7 +170,7 @@ def _content(args: Arguments) -> str:
     return content
 
 
-def _save(session: ToolSession, args: Arguments) -> str:
+def _save(session: ToolSession, args: Arguments) -> ToolOutput:
     if (content := _superseding(args)) is not None:
         return _supersede(session, args, content, args.required_text("supersedes"))
     wing = args.text("wing", default=DEFAULT_WING) or DEFAULT_WING
@@ -166,14 +178,14 @@ def _save(session: ToolSession, args: Arguments) -> str:
     return _new_drawer(session, args, wing=wing, room=room, source_file=None)
 
 
-def _add_drawer(session: ToolSession, args: Arguments) -> str:
+def _add_drawer(session: ToolSession, args: Arguments) -> ToolOutput:
     if (content := _superseding(args)) is not None:
         return _supersede(session, args, content, args.required_text("supersedes"))
     wing, room = args.required_text("wing"), args.required_text("room")
     return _new_drawer(session, args, wing=wing, room=room, source_file=args.text("source_file"))
 
 
-def _update_drawer(session: ToolSession, args: Arguments) -> str:
+def _update_drawer(session: ToolSession, args: Arguments) -> ToolOutput:
     with silent(session.store, InternalRead.WRITE_DECISION):  # the reply names the id, never the old words
         current = session.store.get(args.required_text("drawer_id"))
     for key, value in (("wing", current.wing), ("room", current.room)):
@@ -185,7 +197,8 @@ def _update_drawer(session: ToolSession, args: Arguments) -> str:
             )
     content = args.text("content")
     if content is None:
-        return f"unchanged: {current.id} (no new content given)"
+        data = {"outcome": "unchanged", "id": current.id, "wing": current.wing, "room": current.room}
+        return ToolOutput(f"unchanged: {current.id} (no new content given)", data)
     content = normalise(content)
     if is_blank(content):
         raise InvalidArgument(
@@ -193,39 +206,47 @@ def _update_drawer(session: ToolSession, args: Arguments) -> str:
         )
     updated = replace(current, content=content, updated_at=session.now(), occurrences=(), time_mentions=(), entities=())
     [result] = session.store.write([DrawerWrite(updated)], screening=Screen())
-    return describe_write(result, wing=current.wing, room=current.room)
+    return write_output(result, wing=current.wing, room=current.room)
 
 
-def _delete_drawer(session: ToolSession, args: Arguments) -> str:
+def _delete_drawer(session: ToolSession, args: Arguments) -> ToolOutput:
     drawer_id = args.required_text("drawer_id")
     session.store.delete(drawer_id)
-    return f"deleted: {drawer_id} (a keyed tombstone and an audit record remain)"
+    return ToolOutput(f"deleted: {drawer_id} (a keyed tombstone and an audit record remain)", {"deleted": drawer_id})
 
 
-def _delete_by_source(session: ToolSession, args: Arguments) -> str:
+def _delete_by_source(session: ToolSession, args: Arguments) -> ToolOutput:
     source = args.required_text("source_file")
     dry_run = args.flag("dry_run")
     with silent(session.store, InternalRead.WRITE_DECISION):  # ids and a count go back (dry run too), no words
         # A write decision, not a read: every wing's drawers from the source, whatever the read floor admits.
         matched = [d.id for d in session.store.list_drawers(trust_floor=False) if d.source_file == source]
+    data = {"source_file": source, "dry_run": dry_run, "matched": matched, "deleted": 0 if dry_run else len(matched)}
     if dry_run:
-        return f"would delete {len(matched)} drawer(s) mined from {source}" + "".join(f"\n  {i}" for i in matched)
+        text = f"would delete {len(matched)} drawer(s) mined from {source} (dry run: pass dry_run=false to delete)"
+        return ToolOutput(text + "".join(f"\n  {i}" for i in matched), data)
     for drawer_id in matched:
         session.store.delete(drawer_id)
-    return f"deleted {len(matched)} drawer(s) mined from {source}"
+    return ToolOutput(f"deleted {len(matched)} drawer(s) mined from {source}", data)
 
 
-def _get_drawer(session: ToolSession, args: Arguments) -> str:
-    return drawer_block(session.store.get(args.required_text("drawer_id")), full=True)
+def _get_drawer(session: ToolSession, args: Arguments) -> ToolOutput:
+    drawer = session.store.get(args.required_text("drawer_id"))
+    return ToolOutput(drawer_block(drawer, full=True), {"drawer": drawer_record(drawer)})
 
 
-def _list_drawers(session: ToolSession, args: Arguments) -> str:
-    limit = args.integer("limit", default=20, low=1, high=100) or 20
-    offset = args.integer("offset", default=0, low=0, high=100_000) or 0
+def _list_drawers(session: ToolSession, args: Arguments) -> ToolOutput:
+    limit = args.integer("limit") or 20
+    offset = args.integer("offset") or 0
     drawers = session.store.list_drawers(wing=args.text("wing"), room=args.text("room"), limit=offset + limit)
     page = drawers[offset:]
+    data = {
+        "drawers": [drawer_record(d, full=False, preview_chars=_PREVIEW_CHARS) for d in page],
+        "offset": offset,
+        "next_offset": offset + len(page),
+    }
     if not page:
-        return f"no drawers (offset {offset})"
+        return ToolOutput(f"no drawers (offset {offset})", data)
     blocks = []
     for drawer in page:
         clipped = len(drawer.content) > _PREVIEW_CHARS
@@ -239,7 +260,7 @@ def _list_drawers(session: ToolSession, args: Arguments) -> str:
         }
         blocks.append(memory_block(attributes, drawer.content[:_PREVIEW_CHARS]))
     footer = f"({len(page)} drawer(s), newest first; next offset {offset + len(page)}; get_drawer for full text)"
-    return "\n".join([*blocks, footer])
+    return ToolOutput("\n".join([*blocks, footer]), data)
 
 
 _DRAWER_ID = {"drawer_id": string("drawer id")}
@@ -247,11 +268,13 @@ _DRAWER_ID = {"drawer_id": string("drawer id")}
 DRAWER_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "undercroft_save",
-        "Save one memory verbatim (sealed and integrity-tagged at rest). Every call creates a new drawer.",
+        "Save one memory verbatim (sealed and integrity-tagged at rest): the everyday way to remember. Every call "
+        "creates a new drawer; wing and room are optional. (undercroft_add_drawer does the same with wing and "
+        "room required and a source file, for filing from a known place.)",
         {
             "content": string("the exact words to keep"),
-            "wing": string(f"person/project partition (default {DEFAULT_WING})"),
-            "room": string(f"topic (default {DEFAULT_ROOM})"),
+            "wing": string("person/project partition", default=DEFAULT_WING),
+            "room": string("topic", default=DEFAULT_ROOM),
             "kind": _KIND,
             "content_date": _CONTENT_DATE,
             "supersedes": _SUPERSEDES,
@@ -259,10 +282,12 @@ DRAWER_TOOLS: tuple[ToolSpec, ...] = (
         },
         _save,
         required=("content",),
+        output=WRITE_PROPERTIES,
     ),
     ToolSpec(
         "undercroft_add_drawer",
-        "File one drawer verbatim into an explicit wing and room, optionally naming its source file.",
+        "File one drawer verbatim into an explicit wing and room, optionally naming its source file: "
+        "undercroft_save with the place required. Use undercroft_save for an ordinary memory.",
         {
             "wing": string("wing"),
             "room": string("room"),
@@ -275,18 +300,21 @@ DRAWER_TOOLS: tuple[ToolSpec, ...] = (
         },
         _add_drawer,
         required=("wing", "room", "content"),
+        output=WRITE_PROPERTIES,
     ),
     ToolSpec(
         "undercroft_update_drawer",
-        "Replace a drawer's content in place (re-sealed, re-tagged, audited).",
+        "Replace a drawer's content in place (re-sealed, re-tagged, audited). It cannot move a drawer: wing and "
+        "room are optional checks that must equal the drawer's own (save a new drawer to file it elsewhere).",
         {
             **_DRAWER_ID,
             "content": string("new content"),
-            "wing": string("must equal the drawer's wing"),
-            "room": string("must equal the drawer's room"),
+            "wing": string("optional check: must equal the drawer's wing"),
+            "room": string("optional check: must equal the drawer's room"),
         },
         _update_drawer,
         required=("drawer_id",),
+        output=WRITE_PROPERTIES,
     ),
     ToolSpec(
         "undercroft_delete_drawer",
@@ -294,13 +322,24 @@ DRAWER_TOOLS: tuple[ToolSpec, ...] = (
         dict(_DRAWER_ID),
         _delete_drawer,
         required=("drawer_id",),
+        output={"deleted": string("the deleted drawer's id")},
     ),
     ToolSpec(
         "undercroft_delete_by_source",
-        "Delete every drawer mined from one source file.",
-        {"source_file": string("source path as recorded on the drawers"), "dry_run": boolean("only count")},
+        "Delete every drawer mined from one source file. Dry run by default: it lists what it would delete; "
+        "pass dry_run=false to delete.",
+        {
+            "source_file": string("source path as recorded on the drawers"),
+            "dry_run": boolean("only list the drawers that would be deleted", default=True),
+        },
         _delete_by_source,
         required=("source_file",),
+        output={
+            "source_file": string("the source asked for"),
+            "dry_run": boolean("true when nothing was deleted"),
+            "matched": {"type": "array", "items": {"type": "string"}, "description": "ids of its drawers"},
+            "deleted": {"type": "integer", "minimum": 0},
+        },
     ),
     ToolSpec(
         "undercroft_get_drawer",
@@ -308,6 +347,7 @@ DRAWER_TOOLS: tuple[ToolSpec, ...] = (
         dict(_DRAWER_ID),
         _get_drawer,
         required=("drawer_id",),
+        output={"drawer": DRAWER_SCHEMA},
     ),
     ToolSpec(
         "undercroft_list_drawers",
@@ -315,9 +355,14 @@ DRAWER_TOOLS: tuple[ToolSpec, ...] = (
         {
             "wing": string("scope to wing"),
             "room": string("scope to room"),
-            "limit": integer("page size (1-100, default 20)"),
-            "offset": integer("page start"),
+            "limit": integer("page size", minimum=1, maximum=100, default=20),
+            "offset": integer("page start", minimum=0, maximum=100_000, default=0),
         },
         _list_drawers,
+        output={
+            "drawers": {"type": "array", "items": DRAWER_SCHEMA},
+            "offset": {"type": "integer"},
+            "next_offset": {"type": "integer"},
+        },
     ),
 )

@@ -10,14 +10,15 @@ from __future__ import annotations
 from undercroft_store.governance.forgetting import verify_forgetting
 
 from undercroft_cli.mcp.arguments import Arguments
-from undercroft_cli.mcp.tools.base import ToolSession, ToolSpec, string
+from undercroft_cli.mcp.tools.base import ToolOutput, ToolSession, ToolSpec, string
+from undercroft_cli.operations import erasure_record
 
 __all__ = ["ERASURE_TOOLS"]
 
 
-def _check(session: ToolSession, args: Arguments) -> str:
+def _check(session: ToolSession, args: Arguments) -> ToolOutput:
     verdict = verify_forgetting(session.store, args.required_text("attestation"), pinned_sender=args.text("sender"))
-    return f"verdict: {verdict.status}\n{verdict.render()}"
+    return ToolOutput(f"verdict: {verdict.status}\n{verdict.render()}", erasure_record(verdict))
 
 
 ERASURE_TOOLS: tuple[ToolSpec, ...] = (
@@ -28,5 +29,11 @@ ERASURE_TOOLS: tuple[ToolSpec, ...] = (
         {"attestation": string("the receipt document, as JSON"), "sender": string("pin the signer (hex)")},
         _check,
         required=("attestation",),
+        output={
+            "status": {"type": "string", "enum": ["verified", "recorded", "failed"]},
+            "findings": {"type": "array", "items": {"type": "string"}},
+            "signature": {"type": "string"},
+            "sender": {"type": ["string", "null"]},
+        },
     ),
 )

@@ -19,7 +19,8 @@ from undercroft_store.memory.kg.receipts import ReceiptReport, fact_receipts
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.errors import InvalidArgument, ToolRefused
-from undercroft_cli.mcp.tools.base import ToolSession, ToolSpec, boolean, string
+from undercroft_cli.mcp.tools.base import ToolOutput, ToolSession, ToolSpec, boolean, string
+from undercroft_cli.operations import FACT_SCHEMA, fact_record
 
 __all__ = ["GRAPH_TOOLS"]
 
@@ -27,7 +28,7 @@ _DIRECTIONS = ("outgoing", "incoming", "both")
 
 
 def _facts(facts: list[Fact]) -> str:
-    return json.dumps({"facts": [fact.to_dict() for fact in facts]}, indent=2, ensure_ascii=False)
+    return json.dumps({"facts": [fact_record(fact) for fact in facts]}, indent=2, ensure_ascii=False)
 
 
 def _open_facts(graph: KnowledgeGraph, args: Arguments, subject: str, predicate: str, obj: str | None) -> list[Fact]:
@@ -45,14 +46,14 @@ def _open_facts(graph: KnowledgeGraph, args: Arguments, subject: str, predicate:
         if fact.canonical_key is not None and fact.review_state == "approved":
             raise ToolRefused(
                 f"{args.tool}: ({subject}, {predicate}) is held by approved canonical fact {fact.id}; closing its "
-                "window would empty the exact-authority door, and the authority tier is operator-only"
+                "window would leave the key without its approved answer, and approving answers is operator-only"
             )
     if not matches:
         raise InvalidArgument(f"{args.tool}: no open fact ({subject}, {predicate}{', ' + obj if obj else ''})")
     return matches
 
 
-def _kg_add(session: ToolSession, args: Arguments) -> str:
+def _kg_add(session: ToolSession, args: Arguments) -> ToolOutput:
     fact = KnowledgeGraph(session.store).add(
         args.required_text("subject"),
         args.required_text("predicate"),
@@ -61,34 +62,34 @@ def _kg_add(session: ToolSession, args: Arguments) -> str:
         valid_to=args.text("valid_to"),
         source_drawer=args.text("source_drawer_id"),
     )
-    return f"fact: {fact.id} ({fact.subject} {fact.predicate} {fact.object})"
+    return ToolOutput(f"fact: {fact.id} ({fact.subject} {fact.predicate} {fact.object})", {"fact": fact_record(fact)})
 
 
-def _kg_invalidate(session: ToolSession, args: Arguments) -> str:
+def _kg_invalidate(session: ToolSession, args: Arguments) -> ToolOutput:
     graph = KnowledgeGraph(session.store)
     subject, predicate = args.required_text("subject"), args.required_text("predicate")
     closed = [
         graph.invalidate(fact.id, ended=args.text("ended"))
         for fact in _open_facts(graph, args, subject, predicate, args.text("object"))
     ]
-    return "\n".join(f"closed: {fact.id} (valid_to {fact.valid_to})" for fact in closed)
+    text = "\n".join(f"closed: {fact.id} (valid_to {fact.valid_to})" for fact in closed)
+    return ToolOutput(text, {"closed": [fact_record(fact) for fact in closed]})
 
 
-def _kg_supersede(session: ToolSession, args: Arguments) -> str:
+def _kg_supersede(session: ToolSession, args: Arguments) -> ToolOutput:
     graph = KnowledgeGraph(session.store)
     subject, predicate = args.required_text("subject"), args.required_text("predicate")
     old_object = args.text("old_object")
-    lines = []
+    lines, pairs = [], []
     for fact in _open_facts(graph, args, subject, predicate, old_object):
         closed, successor = graph.supersede(fact.id, args.required_text("new_object"), at=args.text("at"))
         lines.append(f"superseded: {closed.id} -> {successor.id} ({successor.object}, from {successor.valid_from})")
-    return "\n".join(lines)
+        pairs.append({"closed": fact_record(closed), "successor": fact_record(successor)})
+    return ToolOutput("\n".join(lines), {"superseded": pairs})
 
 
 def _kg_query(session: ToolSession, args: Arguments) -> str:
-    direction = args.text("direction", default="both") or "both"
-    if direction not in _DIRECTIONS:
-        raise InvalidArgument(f"{args.tool}: argument 'direction' must be one of {', '.join(_DIRECTIONS)}")
+    direction = args.choice("direction") or "both"
     graph = KnowledgeGraph(session.store)
     facts = graph.query(args.required_text("entity"), direction=cast(Any, direction), as_of=args.text("as_of"))
     return _facts(facts)
@@ -118,11 +119,13 @@ def _kg_receipts(session: ToolSession, args: Arguments) -> str:
     return json.dumps({"counts": report.counts, "uncited": report.uncited, "receipts": rows}, indent=2)
 
 
-def _lookup_canonical(session: ToolSession, args: Arguments) -> str:
+def _lookup_canonical(session: ToolSession, args: Arguments) -> ToolOutput:
     fact = canonical(session.store, args.required_text("key"))
     if fact is None:
-        return "no canonical fact holds this key: no declared truth exists (this is not a guess)"
-    return json.dumps(fact.to_dict(), indent=2, ensure_ascii=False)
+        text = "no canonical fact holds this key: no declared truth exists (this is not a guess)"
+        return ToolOutput(text, {"fact": None})
+    record = fact_record(fact)
+    return ToolOutput(json.dumps(record, indent=2, ensure_ascii=False), {"fact": record})
 
 
 _AS_OF = string("YYYY, YYYY-MM, YYYY-MM-DD or an ISO instant: only facts true then")
@@ -141,6 +144,7 @@ GRAPH_TOOLS: tuple[ToolSpec, ...] = (
         },
         _kg_add,
         required=("subject", "predicate", "object"),
+        output={"fact": FACT_SCHEMA},
     ),
     ToolSpec(
         "undercroft_kg_invalidate",
@@ -153,6 +157,7 @@ GRAPH_TOOLS: tuple[ToolSpec, ...] = (
         },
         _kg_invalidate,
         required=("subject", "predicate"),
+        output={"closed": {"type": "array", "items": FACT_SCHEMA}},
     ),
     ToolSpec(
         "undercroft_kg_supersede",
@@ -166,40 +171,64 @@ GRAPH_TOOLS: tuple[ToolSpec, ...] = (
         },
         _kg_supersede,
         required=("subject", "predicate", "new_object"),
+        output={"superseded": {"type": "array", "items": {"type": "object"}, "description": "closed, successor"}},
     ),
     ToolSpec(
         "undercroft_kg_query",
         "Facts about an entity, optionally only those true at as_of.",
-        {"entity": string("entity"), "as_of": _AS_OF, "direction": string("outgoing|incoming|both")},
+        {
+            "entity": string("entity"),
+            "as_of": _AS_OF,
+            "direction": string(
+                "facts where the entity is subject, object, or either", enum=_DIRECTIONS, default="both"
+            ),
+        },
         _kg_query,
         required=("entity",),
+        output={"facts": {"type": "array", "items": FACT_SCHEMA}},
     ),
     ToolSpec(
         "undercroft_kg_timeline",
         "Fact history (closed facts included), optionally for one entity.",
         {"entity": string("entity")},
         _kg_timeline,
+        output={"facts": {"type": "array", "items": FACT_SCHEMA}},
     ),
-    ToolSpec("undercroft_kg_stats", "Knowledge-graph counts.", {}, _kg_stats),
+    ToolSpec(
+        "undercroft_kg_stats",
+        "Knowledge-graph counts.",
+        {},
+        _kg_stats,
+        output={
+            key: {"type": "integer", "minimum": 0} for key in ("entities", "facts", "active", "closed", "predicates")
+        },
+    ),
     ToolSpec(
         "undercroft_kg_rel",
         "Facts by predicate (the edge label), e.g. every reports_to.",
         {"predicate": string("predicate to match"), "as_of": _AS_OF},
         _kg_rel,
         required=("predicate",),
+        output={"facts": {"type": "array", "items": FACT_SCHEMA}},
     ),
     ToolSpec(
         "undercroft_kg_receipts",
         "Per-fact receipt verdicts against each cited verbatim source.",
         {"problems_only": boolean("omit verified facts")},
         _kg_receipts,
+        output={
+            "counts": {"type": "object"},
+            "uncited": {"type": "integer", "minimum": 0},
+            "receipts": {"type": "array", "items": {"type": "object"}},
+        },
     ),
     ToolSpec(
         "undercroft_lookup_canonical",
-        "The exact-authority door: the one active, approved, canonical fact for a key. Consult it before "
-        "semantic recall for exact or high-risk asks; an empty answer means no declared truth exists.",
+        "The one approved answer for a key: the single active fact an operator approved as canonical. Consult "
+        "it before searching for exact or high-risk asks; an empty answer means no declared truth exists.",
         {"key": string("canonical key")},
         _lookup_canonical,
         required=("key",),
+        output={"fact": {"type": ["object", "null"], "description": "the canonical fact, or null when none"}},
     ),
 )

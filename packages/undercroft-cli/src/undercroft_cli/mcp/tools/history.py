@@ -23,8 +23,8 @@ AGENT_NAMESPACES: tuple[str, ...] = ("drawer/", "delete/", "tunnel/", "tunneldel
 
 
 def _history(session: ToolSession, args: Arguments) -> str:
-    limit = args.integer("limit", default=50, low=1, high=500) or 50
-    offset = args.integer("offset", default=0, low=0, high=10_000_000) or 0
+    limit = args.integer("limit") or 50
+    offset = args.integer("offset") or 0
     records = history(session.store, drawer_id=args.text("drawer_id"), prefixes=AGENT_NAMESPACES)
     newest_first = records[::-1]
     page = newest_first[offset : offset + limit]
@@ -45,9 +45,14 @@ HISTORY_TOOLS: tuple[ToolSpec, ...] = (
         "delete/<id>, tunnel/…, kg/…), time and chain height — never content. Optionally one drawer's records.",
         {
             "drawer_id": string("only the records naming this drawer (optional)"),
-            "limit": integer("page size (1-500, default 50)"),
-            "offset": integer("records to skip (newest first)"),
+            "limit": integer("page size", minimum=1, maximum=500, default=50),
+            "offset": integer("records to skip (newest first)", minimum=0, maximum=10_000_000, default=0),
         },
         _history,
+        output={
+            "records": {"type": "array", "items": {"type": "object"}, "description": "height, at, label"},
+            "total": {"type": "integer"},
+            "next_offset": {"type": ["integer", "null"]},
+        },
     ),
 )

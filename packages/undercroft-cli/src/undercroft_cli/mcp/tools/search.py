@@ -13,8 +13,8 @@ from undercroft_core.language import CALENDARS, DATE_ORDERS, LANGUAGES, WEEK_STA
 from undercroft_store.search import SearchHit, SearchRequest, SearchResult
 
 from undercroft_cli.mcp.arguments import Arguments
-from undercroft_cli.mcp.errors import InvalidArgument
-from undercroft_cli.mcp.tools.base import ToolSession, ToolSpec, boolean, integer, memory_block, string
+from undercroft_cli.mcp.tools.base import ToolOutput, ToolSession, ToolSpec, boolean, integer, memory_block, string
+from undercroft_cli.operations import SEARCH_RESULT_PROPERTIES, TOOL_SEARCH_LIMIT, no_hits_line, search_disclosures
 
 __all__ = ["SEARCH_NOTICE", "SEARCH_TOOLS", "render_search_hit", "render_search_result"]
 
@@ -52,51 +52,38 @@ def render_search_hit(hit: SearchHit) -> str:
 def render_search_result(result: SearchResult, *, offset: int) -> str:
     """The notice, the disclosures, every hit's block, and the paging footer."""
     parts = [SEARCH_NOTICE]
-    if result.window is not None:
-        parts.append(f"({result.window.note()})")
-    if result.unlabeled_excluded is not None:
-        parts.append(f"(kind filter: {result.unlabeled_excluded} drawer(s) with no kind excluded)")
-    if result.trust_excluded_wings is not None:
-        parts.append(f"(trust floor: wings excluded: {', '.join(result.trust_excluded_wings) or 'none'})")
+    parts.extend(search_disclosures(result))
     parts.extend(render_search_hit(hit) for hit in result.hits)
     if not result.hits:
-        parts.append(f"no hits (searched {result.searched} drawer(s), scope {result.scope})")
+        parts.append(no_hits_line(result))
     else:
         footer = f"({len(result.hits)} hit(s); next page: offset {offset + len(result.hits)}"
         parts.append(footer + (f", ranked_at {result.ranked_at})" if result.ranked_at else ")"))
     return "\n".join(parts)
 
 
-def _choice(args: Arguments, key: str, allowed: tuple[str, ...]) -> str | None:
-    value = args.text(key)
-    if value is not None and value not in allowed:
-        raise InvalidArgument(f"{args.tool}: argument '{key}' must be one of {', '.join(allowed)}, got {value!r}")
-    return value
-
-
-def _search(session: ToolSession, args: Arguments) -> str:
-    offset = args.integer("offset", default=0, low=0, high=10_000) or 0
+def _search(session: ToolSession, args: Arguments) -> ToolOutput:
+    offset = args.integer("offset") or 0
     request = SearchRequest(
         args.required_text("query"),
-        limit=args.integer("limit", default=10, low=1, high=100) or 10,
+        limit=args.integer("limit") or 10,
         offset=offset,
         wing=args.text("wing"),
         room=args.text("room"),
-        kind=_choice(args, "kind", tuple(KIND_VOCAB)),
-        min_trust=_choice(args, "min_trust", tuple(TRUST_VOCAB)),
+        kind=args.choice("kind"),
+        min_trust=args.choice("min_trust"),
         ranked_at=args.instant("ranked_at"),
-        room_cap=args.integer("room_cap", default=None, low=1, high=100),
+        room_cap=args.integer("room_cap"),
         when=args.text("when"),
         when_from_query=args.flag("when_from_query"),
         as_of=args.day("as_of"),
         conventions=reading_conventions(
-            _choice(args, "language", tuple(LANGUAGES)),
-            _choice(args, "date_order", tuple(DATE_ORDERS)),
-            _choice(args, "week_start", tuple(WEEK_STARTS)),
-            _choice(args, "calendar", tuple(CALENDARS)),
+            args.choice("language"), args.choice("date_order"), args.choice("week_start"), args.choice("calendar")
         ),
     )
-    return render_search_result(session.searcher.search(request), offset=offset)
+    result = session.searcher.search(request)
+    data = {**result.to_dict(), "next_offset": offset + len(result.hits)}
+    return ToolOutput(render_search_result(result, offset=offset), data)
 
 
 SEARCH_TOOLS: tuple[ToolSpec, ...] = (
@@ -106,23 +93,30 @@ SEARCH_TOOLS: tuple[ToolSpec, ...] = (
         "wing, room, dates and evidence; keep that structure when you use it.",
         {
             "query": string("what to look for"),
-            "limit": integer("max results (1-100, default 10)"),
+            "limit": integer("max results", minimum=1, maximum=TOOL_SEARCH_LIMIT, default=10),
             "wing": string("scope to wing"),
             "room": string("scope to room"),
-            "kind": string(f"only drawers of this declared kind: {'|'.join(KIND_VOCAB)}"),
-            "offset": integer("rank to continue from (the previous page's footer gives it)"),
+            "kind": string("only drawers of this declared kind", enum=KIND_VOCAB),
+            "offset": integer(
+                "rank to continue from (the previous page's next_offset)", minimum=0, maximum=10_000, default=0
+            ),
             "ranked_at": string("RFC 3339 instant from a previous page's footer, so pages slice one ranking"),
-            "room_cap": integer("soft cap on hits from any one room"),
+            "room_cap": integer("soft cap on hits from any one room", minimum=1, maximum=100),
             "when": string("date window: YYYY[-MM[-DD]], A..B, or an expression like 'last week'"),
             "when_from_query": boolean("read the date window out of the query (e.g. 'what did we decide in May')"),
             "as_of": string("reference date (YYYY-MM-DD): each hit says how long before it that was"),
-            "min_trust": string("minimum wing trust for this query: quarantined|standard|trusted"),
-            "language": string(f"language of the stored text (dates and morphology): {'|'.join(LANGUAGES)}"),
-            "week_start": string("monday|sunday|saturday"),
-            "date_order": string("day_first|month_first"),
-            "calendar": string(f"the calendar that counted the years: {'|'.join(CALENDARS)}"),
+            "min_trust": string("minimum wing trust for this query", enum=TRUST_VOCAB),
+            "language": string("language of the stored text (dates and morphology)", enum=LANGUAGES),
+            "week_start": string("first day of the week, for 'last week'", enum=WEEK_STARTS),
+            "date_order": string("how to read 03/04: day first or month first", enum=DATE_ORDERS),
+            "calendar": string("the calendar that counted the years", enum=CALENDARS),
         },
         _search,
         required=("query",),
+        output={
+            **SEARCH_RESULT_PROPERTIES,
+            "next_offset": {"type": "integer", "description": "offset of the next page"},
+        },
+        optional_output=("window",),
     ),
 )

@@ -12,12 +12,13 @@ import json
 from undercroft_store.memory import tunnels
 
 from undercroft_cli.mcp.arguments import Arguments
-from undercroft_cli.mcp.tools.base import ToolSession, ToolSpec, drawer_block, integer, read_once, string
+from undercroft_cli.mcp.tools.base import ToolOutput, ToolSession, ToolSpec, drawer_block, integer, read_once, string
+from undercroft_cli.operations import DRAWER_SCHEMA, drawer_record, reached_records
 
 __all__ = ["TUNNEL_TOOLS"]
 
 
-def _create(session: ToolSession, args: Arguments) -> str:
+def _create(session: ToolSession, args: Arguments) -> ToolOutput:
     tunnel = tunnels.create_tunnel(
         session.store,
         args.required_text("source_wing"),
@@ -26,7 +27,7 @@ def _create(session: ToolSession, args: Arguments) -> str:
         from_room=args.text("source_room"),
         to_room=args.text("target_room"),
     )
-    return f"created: {tunnel.id}"
+    return ToolOutput(f"created: {tunnel.id}", {"tunnel": tunnel.to_dict()})
 
 
 def _list(session: ToolSession, args: Arguments) -> str:
@@ -34,15 +35,15 @@ def _list(session: ToolSession, args: Arguments) -> str:
     return json.dumps({"tunnels": [t.to_dict() for t in found]}, indent=2, ensure_ascii=False)
 
 
-def _delete(session: ToolSession, args: Arguments) -> str:
+def _delete(session: ToolSession, args: Arguments) -> ToolOutput:
     tunnel_id = args.required_text("tunnel_id")
     tunnels.delete_tunnel(session.store, tunnel_id)
-    return f"deleted: {tunnel_id}"
+    return ToolOutput(f"deleted: {tunnel_id}", {"deleted": tunnel_id})
 
 
-def _follow(session: ToolSession, args: Arguments) -> str:
+def _follow(session: ToolSession, args: Arguments) -> ToolOutput:
     wing, room = args.required_text("wing"), args.text("room")
-    limit = args.integer("limit", default=10, low=1, high=100) or 10
+    limit = args.integer("limit") or 10
     followed = [
         tunnel
         for tunnel in tunnels.list_tunnels(session.store, wing=wing)
@@ -56,18 +57,23 @@ def _follow(session: ToolSession, args: Arguments) -> str:
         scope={"from_wing": wing, "room": room},
         count=lambda pairs: sum(len(drawers) for _, drawers in pairs),
     )  # one record for the call, however many tunnels it followed
+    data = {
+        "tunnels": [
+            {"id": t.id, "label": t.label, "drawers": [drawer_record(d, full=False) for d in drawers]}
+            for t, drawers in reached
+        ]
+    }
     blocks = []
     for tunnel, drawers in reached:
         blocks.append(f"tunnel {tunnel.id}: {tunnel.label}")
         blocks.extend(drawer_block(drawer, full=False) for drawer in drawers)
-    return "\n".join(blocks) or f"no tunnels from {wing}"
+    return ToolOutput("\n".join(blocks) or f"no tunnels from {wing}", data)
 
 
 def _traverse(session: ToolSession, args: Arguments) -> str:
-    hops = args.integer("max_hops", default=2, low=1, high=tunnels.MAX_DEPTH) or 2
+    hops = args.integer("max_hops") or 2
     reached = tunnels.traverse(session.store, args.required_text("start_wing"), depth=hops)
-    rows = [{"wing": wing, "hops": depth, "via": via} for wing, depth, via in reached]
-    return json.dumps({"reached": rows}, indent=2, ensure_ascii=False)
+    return json.dumps({"reached": reached_records(reached)}, indent=2, ensure_ascii=False)
 
 
 TUNNEL_TOOLS: tuple[ToolSpec, ...] = (
@@ -83,9 +89,14 @@ TUNNEL_TOOLS: tuple[ToolSpec, ...] = (
         },
         _create,
         required=("source_wing", "target_wing"),
+        output={"tunnel": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}},
     ),
     ToolSpec(
-        "undercroft_list_tunnels", "List tunnels, optionally touching one wing.", {"wing": string("filter")}, _list
+        "undercroft_list_tunnels",
+        "List tunnels (labelled links between two wings or rooms), optionally those touching one wing.",
+        {"wing": string("only tunnels touching this wing")},
+        _list,
+        output={"tunnels": {"type": "array", "items": {"type": "object"}}},
     ),
     ToolSpec(
         "undercroft_delete_tunnel",
@@ -93,19 +104,42 @@ TUNNEL_TOOLS: tuple[ToolSpec, ...] = (
         {"tunnel_id": string("tunnel id")},
         _delete,
         required=("tunnel_id",),
+        output={"deleted": {"type": "string", "description": "the deleted tunnel's id"}},
     ),
     ToolSpec(
         "undercroft_follow_tunnels",
         "Follow every tunnel leaving a wing (or room): the newest drawers at each far end.",
-        {"wing": string("wing"), "room": string("room (optional)"), "limit": integer("drawers per tunnel")},
+        {
+            "wing": string("wing"),
+            "room": string("room (optional)"),
+            "limit": integer("drawers per tunnel", minimum=1, maximum=100, default=10),
+        },
         _follow,
         required=("wing",),
+        output={
+            "tunnels": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["id", "label", "drawers"],
+                    "properties": {
+                        "id": {"type": "string"},
+                        "label": {"type": "string"},
+                        "drawers": {"type": "array", "items": DRAWER_SCHEMA},
+                    },
+                },
+            }
+        },
     ),
     ToolSpec(
         "undercroft_traverse",
         "Wings reachable from a start wing over tunnels, with hop counts.",
-        {"start_wing": string("start wing"), "max_hops": integer(f"max hops (1-{tunnels.MAX_DEPTH})")},
+        {
+            "start_wing": string("start wing"),
+            "max_hops": integer("max hops", minimum=1, maximum=tunnels.MAX_DEPTH, default=2),
+        },
         _traverse,
         required=("start_wing",),
+        output={"reached": {"type": "array", "items": {"type": "object"}, "description": "wing, hops, via"}},
     ),
 )

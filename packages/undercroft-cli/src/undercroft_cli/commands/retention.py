@@ -11,7 +11,7 @@ from undercroft_store.governance.retention import clear_retention, list_retentio
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
-from undercroft_cli.forget_command import load_signer, reserve_output
+from undercroft_cli.commands.forget import load_signer, reserve_output
 
 __all__ = ["retention_group"]
 

@@ -33,12 +33,25 @@ def _as_dict(drawer: Drawer) -> dict[str, object]:
 @click.option("--wing", default="general", show_default=True)
 @click.option("--room", default="notes", show_default=True)
 @click.option("--kind", type=click.Choice(KIND_VOCAB), default=None)
-def remember_command(text: str | None, vault: str, wing: str, room: str, kind: str | None) -> int:
-    """Save TEXT verbatim (or standard input when TEXT is '-' or absent)."""
+@click.option("--json", "as_json", is_flag=True, help="Print {results: [{outcome, id, wing, room}]}.")
+def remember_command(text: str | None, vault: str, wing: str, room: str, kind: str | None, as_json: bool) -> int:
+    """Save TEXT verbatim (or standard input when TEXT is '-' or absent).
+
+    Example: undercroft remember "We chose GraphQL over REST" --wing backend --room decisions
+    """
     if text is None or text == "-":
+        if text is None and sys.stdin.isatty():  # nothing piped: say how, rather than wait silently for EOF
+            raise click.UsageError(
+                'no text to remember: pass it as an argument (undercroft remember "the words") '
+                "or pipe it in (echo the words | undercroft remember -)"
+            )
         text = sys.stdin.read()
     with open_store(vault) as store:
         results = store.remember(text, wing=wing, room=room, kind=kind, added_by="cli")
+    if as_json:
+        rows = [{"outcome": r.outcome, "id": r.id, "wing": wing, "room": room} for r in results]
+        click.echo(json.dumps({"results": rows}))
+        return 0
     for result in results:
         click.echo(f"{result.outcome}: {result.id}")
     return 0

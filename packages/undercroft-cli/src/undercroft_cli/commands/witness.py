@@ -11,7 +11,7 @@ from undercroft_store.integrity.witness import check_witness_document, emit_witn
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_OK
 from undercroft_cli._internal.private_file import write_private
-from undercroft_cli.forget_command import load_signer
+from undercroft_cli.commands.forget import load_signer
 
 __all__ = ["witness_group"]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -12,6 +13,7 @@ from undercroft_vault import SigningIdentity, parse_signing_identity
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
 from undercroft_cli._internal.private_file import reserve_output
+from undercroft_cli.operations import erasure_record
 
 __all__ = ["forget_command", "load_signer", "reserve_output", "verify_forgetting_command"]
 
@@ -49,9 +51,10 @@ def forget_command(ids: tuple[str, ...], vault: str, reason: str, sign: Path | N
 @click.argument("receipt", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--vault", default=DEFAULT_VAULT, show_default=True)
 @click.option("--sender", default=None, help="pin the sender (public key) that must have signed")
-def verify_forgetting_command(receipt: Path, vault: str, sender: str | None) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print {status, findings, signature, sender} (same exit code).")
+def verify_forgetting_command(receipt: Path, vault: str, sender: str | None, as_json: bool) -> int:
     """Replay an erasure receipt: VERIFIED or RECORDED (exit 0), FAILED (exit 2)."""
     with open_store(vault, read_only=True) as store:
         verdict = verify_forgetting(store, receipt.read_bytes(), pinned_sender=sender)
-    click.echo(verdict.render())
+    click.echo(json.dumps(erasure_record(verdict)) if as_json else verdict.render())
     return EXIT_OK if verdict.ok else EXIT_INTEGRITY

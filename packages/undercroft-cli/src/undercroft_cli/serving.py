@@ -1,4 +1,8 @@
-"""``undercroft serve-mcp [--vault] [--read-only]``: the MCP stdio server an agent host runs as a subprocess."""
+"""The commands that start an adapter's server: ``undercroft serve-mcp`` now, ``serve-http`` next.
+
+The composition root's other half beside ``main``: the one module (with ``main``) that may import an adapter
+package (``undercroft_cli.mcp``), so the click adapters in ``undercroft_cli.commands`` never do.
+"""
 
 from __future__ import annotations
 

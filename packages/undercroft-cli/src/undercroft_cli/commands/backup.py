@@ -21,10 +21,14 @@ def backup_group() -> None:
 
 @backup_group.command("create")
 @click.option("--vault", default=DEFAULT_VAULT, show_default=True)
-def backup_create(vault: str) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print the snapshot's record (as backup list --json does).")
+def backup_create(vault: str, as_json: bool) -> int:
     """Snapshot VAULT (consistent while it is open); refused with exit 2 when it fails verify."""
     with open_palace() as palace:
         info = create_backup(palace, vault, pick_embedder())
+    if as_json:
+        click.echo(json.dumps(info.to_dict()))
+        return EXIT_OK
     click.echo(f"backup {info.backup_id} of vault {vault!r}: {info.drawers} drawers, {info.chain_records} records")
     click.echo(f"path: {info.path}")
     return EXIT_OK

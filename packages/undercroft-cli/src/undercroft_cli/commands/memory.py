@@ -15,6 +15,7 @@ from undercroft_store.memory.tunnels import create_tunnel, delete_tunnel, follow
 from undercroft_store.memory.wakeup import wake_up
 
 from undercroft_cli._internal.composition import open_palace, open_reader, open_store
+from undercroft_cli.operations import closet_record, dedup_record, drawer_record, hallway_record, reached_records
 
 __all__ = [
     "check_dup_command",
@@ -57,10 +58,14 @@ def diary_write(agent: str, text: str | None, vault: str, topic: str | None) -> 
 @_VAULT
 @click.option("--last", type=click.IntRange(min=1), default=10, show_default=True)
 @click.option("--topic", default=None)
-def diary_read(agent: str, vault: str, last: int, topic: str | None) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print {agent, entries: [drawer]}.")
+def diary_read(agent: str, vault: str, last: int, topic: str | None, as_json: bool) -> int:
     """AGENT's newest entries."""
     with open_reader(vault) as store:
         entries = read_diary(store, agent, last=last, topic=topic)
+    if as_json:
+        click.echo(json.dumps({"agent": agent, "entries": [drawer_record(e) for e in entries]}, ensure_ascii=False))
+        return 0
     for entry in entries:
         click.echo(f"[{entry.filed_at[:19]} {entry.room}] {entry.content}")
     return 0
@@ -68,11 +73,16 @@ def diary_read(agent: str, vault: str, last: int, topic: str | None) -> int:
 
 @diary_group.command("agents")
 @_VAULT
-def diary_agents_command(vault: str) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print {agents: {name: entries}}.")
+def diary_agents_command(vault: str, as_json: bool) -> int:
     """Agents with a diary and their entry counts."""
     with open_store(vault, read_only=True) as store:
-        for agent, count in diary_agents(store).items():
-            click.echo(f"{agent}  {count}")
+        agents = diary_agents(store)
+    if as_json:
+        click.echo(json.dumps({"agents": agents}, ensure_ascii=False))
+        return 0
+    for agent, count in agents.items():
+        click.echo(f"{agent}  {count}")
     return 0
 
 
@@ -121,10 +131,14 @@ def tunnel_list(vault: str, wing: str | None, as_json: bool) -> int:
 @_VAULT
 @click.option("--from-wing", default=None, help="The end you stand at (default the from end).")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
-def tunnel_follow(tunnel_id: str, vault: str, from_wing: str | None, limit: int) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (docs/cli.md).")
+def tunnel_follow(tunnel_id: str, vault: str, from_wing: str | None, limit: int, as_json: bool) -> int:
     """The far end's drawers."""
     with open_reader(vault) as store:
         drawers = follow_tunnel(store, tunnel_id, from_wing=from_wing, limit=limit)
+    if as_json:
+        click.echo(json.dumps({"tunnel": tunnel_id, "drawers": [drawer_record(d, full=False) for d in drawers]}))
+        return 0
     for drawer in drawers:
         click.echo(f"{drawer.id}  {drawer.wing}/{drawer.room}  {drawer.content.replace(chr(10), ' ')[:60]}")
     return 0
@@ -145,11 +159,16 @@ def tunnel_delete(tunnel_id: str, vault: str) -> int:
 @click.argument("wing")
 @_VAULT
 @click.option("--depth", type=click.IntRange(min=1, max=8), default=2, show_default=True)
-def tunnel_traverse(wing: str, vault: str, depth: int) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (docs/cli.md).")
+def tunnel_traverse(wing: str, vault: str, depth: int, as_json: bool) -> int:
     """Wings reachable from WING through tunnels."""
     with open_store(vault, read_only=True) as store:
-        for there, hops, via in traverse(store, wing, depth=depth):
-            click.echo(f"{hops}  {there}  via {via}")
+        reached = traverse(store, wing, depth=depth)
+    if as_json:
+        click.echo(json.dumps({"reached": reached_records(reached)}, ensure_ascii=False))
+        return 0
+    for there, hops, via in reached:
+        click.echo(f"{hops}  {there}  via {via}")
     return 0
 
 
@@ -158,21 +177,31 @@ def tunnel_traverse(wing: str, vault: str, depth: int) -> int:
 @_VAULT
 @click.option("--min-count", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
-def hallways_command(wing: str, vault: str, min_count: int, limit: int) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (docs/cli.md).")
+def hallways_command(wing: str, vault: str, min_count: int, limit: int, as_json: bool) -> int:
     """Entity co-occurrence within WING (computed now, never stored)."""
     with open_reader(vault) as store:
-        for hallway in hallways(store, wing, min_count=min_count, limit=limit):
-            click.echo(f"{hallway.count}  {hallway.first} ↔ {hallway.second}")
+        found = hallways(store, wing, min_count=min_count, limit=limit)
+    if as_json:
+        click.echo(json.dumps({"hallways": [hallway_record(wing, h) for h in found]}, ensure_ascii=False))
+        return 0
+    for hallway in found:
+        click.echo(f"{hallway.count}  {hallway.first} ↔ {hallway.second}")
     return 0
 
 
 @click.command("closets")
 @_VAULT
 @click.option("--wing", default=None)
-def closets_command(vault: str, wing: str | None) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (docs/cli.md).")
+def closets_command(vault: str, wing: str | None, as_json: bool) -> int:
     """The compact, LLM-scannable index of the vault (or one wing)."""
     with open_reader(vault) as store:
-        click.echo(render_closets(build_closets(store, wing=wing)))
+        built = build_closets(store, wing=wing)
+    if as_json:
+        click.echo(json.dumps({"closets": [closet_record(c) for c in built]}, ensure_ascii=False))
+        return 0
+    click.echo(render_closets(built))
     return 0
 
 
@@ -180,13 +209,19 @@ def closets_command(vault: str, wing: str | None) -> int:
 @_VAULT
 @click.option("--wing", default=None)
 @click.option("--limit", type=click.IntRange(min=1), default=15, show_default=True)
-def wake_up_command(vault: str, wing: str | None, limit: int) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print {identity, essentials: [drawer]}.")
+def wake_up_command(vault: str, wing: str | None, limit: int, as_json: bool) -> int:
     """L0 identity (<home>/identity.txt) and L1 essential recent memories."""
     with open_palace(read_only=True) as palace:
         path = palace.home / "identity.txt"
         identity = path.read_text(encoding="utf-8") if path.is_file() else None
     with open_reader(vault) as store:
-        click.echo(wake_up(store, identity=identity, wing=wing, limit=limit).render())
+        woken = wake_up(store, identity=identity, wing=wing, limit=limit)
+    if as_json:
+        essentials = [drawer_record(d, full=False) for d in woken.essentials]
+        click.echo(json.dumps({"identity": woken.identity, "essentials": essentials}, ensure_ascii=False))
+        return 0
+    click.echo(woken.render())
     return 0
 
 
@@ -194,10 +229,12 @@ def wake_up_command(vault: str, wing: str | None, limit: int) -> int:
 @_VAULT
 @click.option("--wing", default=None)
 @click.option("--apply", is_flag=True, help="Remove the copies (dates kept). Without it: a dry run.")
-def dedup_command(vault: str, wing: str | None, apply: bool) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (docs/cli.md).")
+def dedup_command(vault: str, wing: str | None, apply: bool, as_json: bool) -> int:
     """Exact duplicates by keyed fingerprint (dry run unless --apply)."""
     with open_store(vault, read_only=not apply) as store:
-        click.echo(dedup(store, apply=apply, wing=wing).render())
+        report = dedup(store, apply=apply, wing=wing)
+    click.echo(json.dumps(dedup_record(report, dry_run=not apply)) if as_json else report.render())
     return 0
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import click
 from undercroft_store import DEFAULT_VAULT
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
+from undercroft_cli.operations import verify_record
 
 __all__ = ["stats_command", "taxonomy_command", "verify_command"]
 
@@ -20,13 +22,14 @@ __all__ = ["stats_command", "taxonomy_command", "verify_command"]
     is_flag=True,
     help="Run SQLite's full integrity_check (every index entry against its row) instead of its quick_check.",
 )
-def verify_command(vault: str, deep: bool) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (same exit code).")
+def verify_command(vault: str, deep: bool, as_json: bool) -> int:
     """HMAC every record, replay the audit chain, resolve labels, compare mirrors, check SQLite's structures
     (exit 2 on VERIFY FAILED)."""
     with open_store(vault, read_only=True) as store:
         report = store.verify(deep=deep)
         unhealed = store.unhealed
-    click.echo(report.render())
+    click.echo(json.dumps({**verify_record(report), "unhealed": unhealed}) if as_json else report.render())
     for line in unhealed:
         click.echo(f"unhealed: {line}", err=True)
     return EXIT_OK if report.ok else EXIT_INTEGRITY
@@ -39,7 +42,9 @@ def stats_command(vault: str, as_json: bool) -> int:
     """Drawers, wings, rooms, chain height and head, size, posture, unhealed, embed failures."""
     with open_store(vault, read_only=True) as store:
         stats = store.stats()
-    click.echo(json.dumps(stats.to_dict(), ensure_ascii=False) if as_json else stats.render())
+    # The command opens the vault read-only to look at it: that posture is the command's, not the vault's, so
+    # the text does not call the vault "read-only" (the JSON keeps the handle's own `read_only`).
+    click.echo(json.dumps(stats.to_dict(), ensure_ascii=False) if as_json else replace(stats, read_only=False).render())
     return EXIT_OK
 
 

@@ -11,7 +11,7 @@ from undercroft_store import DEFAULT_VAULT
 
 from undercroft_cli._internal.exit_codes import EXIT_OK
 from undercroft_cli._internal.i18n import message
-from undercroft_cli.mine_command import run_sweep
+from undercroft_cli.commands.mine import run_sweep
 from undercroft_cli.mining.rooms import CLAUDE_CODE_WING
 
 __all__ = ["DEFAULT_INTERVAL", "daemon_group", "run_daemon"]

@@ -71,8 +71,15 @@ def _execute(plan: MinePlan, vault: str, *, label: str) -> FilingReport:
         return file_plans(store, plan.drawers, added_by=ADDED_BY, bar=bar)
 
 
+def _by_room(plan: MinePlan) -> dict[tuple[str, str], int]:
+    """How many drawers the plan files into each wing/room, in first-seen order."""
+    counts: dict[tuple[str, str], int] = {}
+    for drawer in plan.drawers:
+        counts[(drawer.wing, drawer.room)] = counts.get((drawer.wing, drawer.room), 0) + 1
+    return counts
+
+
 def _report(verb: str, plan: MinePlan, filed: FilingReport | None, as_json: bool, verbose_dirs: bool) -> None:
-    from undercroft_cli._internal.filing import FilingReport
     from undercroft_cli.mining import SkipReason
 
     skips = [s for s in plan.skipped if verbose_dirs or s.reason is not SkipReason.SKIPPED_DIRECTORY]
@@ -88,6 +95,9 @@ def _report(verb: str, plan: MinePlan, filed: FilingReport | None, as_json: bool
         }
         if filed is not None:
             body.update(filed.to_dict())
+        else:  # a dry run says what it would write, where
+            body["dry_run"] = True
+            body["would_file"] = [{"wing": w, "room": r, "drawers": n} for (w, r), n in _by_room(plan).items()]
         click.echo(json.dumps(body, ensure_ascii=False))
         return
     for skip in skips:
@@ -95,7 +105,12 @@ def _report(verb: str, plan: MinePlan, filed: FilingReport | None, as_json: bool
         click.echo(message("mine.skip", path=skip.path, reason=skip.reason, detail=detail))
     if filed is None:
         click.echo(message("mine.dry_run"))
-        filed = FilingReport()
+        rooms = ", ".join(f"{w}/{r} ({n})" for (w, r), n in _by_room(plan).items()) or "nothing"
+        click.echo(
+            message("mine.would_file", verb=verb, files=len(plan.files), drawers=len(plan.drawers), rooms=rooms,
+                    skipped=skipped)
+        )  # fmt: skip
+        return
     for drawer_id, reason in filed.refused:
         click.echo(message("mine.skip", path=drawer_id, reason="refused", detail=f" ({reason})"))
     for aimed, landed in filed.diverted:
@@ -218,7 +233,9 @@ def transcript_render(path: str) -> int:
 @click.argument("source", metavar="FILE")
 @_VAULT
 @click.option("--wing", default=None, help="Only drawers in this wing.")
-def delete_by_source_command(source: str, vault: str, wing: str | None) -> int:
+@click.option("--dry-run", is_flag=True, help="List the drawers it would delete; delete nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print {source_file, dry_run, matched, deleted}.")
+def delete_by_source_command(source: str, vault: str, wing: str | None, dry_run: bool, as_json: bool) -> int:
     """Delete every drawer mined from FILE (each leaves a keyed tombstone and an audit record).
 
     FILE is matched as mining records it: the absolute, resolved path. Quarantined drawers are never
@@ -229,12 +246,20 @@ def delete_by_source_command(source: str, vault: str, wing: str | None) -> int:
             f"{QUARANTINE_WING!r} residents are ruled on with admission allow|deny, never deleted", param_hint="--wing"
         )
     resolved = Path(source).expanduser().resolve().as_posix()
-    with open_store(vault) as store:
+    with open_store(vault, read_only=dry_run) as store:
         with silent(store, InternalRead.WRITE_DECISION):  # which drawers to delete; no words are printed
             ids = [d.id for d in store.list_drawers(wing=wing) if d.source_file == resolved]
         if not ids:
             raise SourceNotFound(f"no drawer in vault {vault!r} was mined from {resolved}")
-        for drawer_id in ids:
+        for drawer_id in [] if dry_run else ids:
             store.delete(drawer_id)
-    click.echo(message("delete_by_source.summary", count=len(ids), source=resolved))
+    if as_json:
+        body = {"source_file": resolved, "dry_run": dry_run, "matched": ids, "deleted": 0 if dry_run else len(ids)}
+        click.echo(json.dumps(body))
+    elif dry_run:
+        click.echo(message("delete_by_source.would", count=len(ids), source=resolved))
+        for drawer_id in ids:
+            click.echo(f"  {drawer_id}")
+    else:
+        click.echo(message("delete_by_source.summary", count=len(ids), source=resolved))
     return EXIT_OK

@@ -19,8 +19,15 @@ from undercroft_store import DEFAULT_VAULT
 from undercroft_store.search import Searcher, SearchHit, SearchRequest, SearchResult
 
 from undercroft_cli._internal.composition import open_reader, pick_embedder
+from undercroft_cli.operations import no_hits_line, parse_day, parse_instant, search_disclosures
 
-__all__ = ["render_hit", "render_result", "search_command"]
+__all__ = ["EVIDENCE_NOTE", "render_hit", "render_result", "search_command"]
+
+
+EVIDENCE_NOTE = (
+    "(score: the fused rank score; semantic: cosine similarity; lexical: the lexical channel the fusion used; "
+    "exact and morph: raw BM25 over the exact and the stemmed words - comparable within one query, not across)"
+)
 
 
 def render_hit(hit: SearchHit) -> list[str]:
@@ -44,18 +51,13 @@ def render_hit(hit: SearchHit) -> list[str]:
 
 def render_result(result: SearchResult) -> list[str]:
     """The whole page: notes (window, disclosures), then each hit, or a line saying there were none."""
-    lines: list[str] = []
-    if result.window is not None:
-        lines.append(f"({result.window.note()})")
-    if result.unlabeled_excluded is not None:
-        lines.append(f"(kind filter: {result.unlabeled_excluded} drawer(s) with no kind excluded)")
-    if result.trust_excluded_wings is not None:
-        wings = ", ".join(result.trust_excluded_wings) or "none"
-        lines.append(f"(trust floor: wings excluded: {wings})")
+    lines = search_disclosures(result)
     for hit in result.hits:
         lines.extend(render_hit(hit))
     if not result.hits:
-        lines.append(f"no hits (searched {result.searched} drawer(s), scope {result.scope})")
+        lines.append(no_hits_line(result))
+    else:
+        lines.append(EVIDENCE_NOTE)
     return lines
 
 
@@ -63,21 +65,18 @@ def _date(value: str | None, flag: str) -> date | None:
     if value is None:
         return None
     try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not an ISO date (YYYY-MM-DD)", param_hint=flag) from None
+        return parse_day(value)
+    except ValueError as problem:
+        raise click.BadParameter(str(problem), param_hint=flag) from None
 
 
 def _instant(value: str | None) -> datetime | None:
     if value is None:
         return None
     try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not an ISO 8601 timestamp", param_hint="--ranked-at") from None
-    if parsed.tzinfo is None:
-        raise click.BadParameter(f"{value!r} has no timezone (add Z or +00:00)", param_hint="--ranked-at")
-    return parsed
+        return parse_instant(value)
+    except ValueError as problem:
+        raise click.BadParameter(str(problem), param_hint="--ranked-at") from None
 
 
 @click.command("search")

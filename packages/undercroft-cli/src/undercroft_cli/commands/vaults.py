@@ -16,11 +16,15 @@ _LEVEL = click.Choice(["sealed", "hmac-only"])
 
 @click.command("init")
 @click.option("--level", type=_LEVEL, default="sealed", show_default=True, help="Level of the default vault.")
-def init_command(level: str) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print {created, vault, home}.")
+def init_command(level: str, as_json: bool) -> int:
     """Create the master key and the 'default' vault (idempotent)."""
     with open_palace() as palace:
         created = palace.init(level=level)  # type: ignore[arg-type]
         where = palace.home
+    if as_json:
+        click.echo(json.dumps({"created": created, "vault": DEFAULT_VAULT, "home": str(where)}))
+        return 0
     click.echo(f"{'created' if created else 'already present'}: vault {DEFAULT_VAULT!r} in {where}")
     return 0
 
@@ -53,10 +57,15 @@ def vault_list(as_json: bool) -> int:
 
 @vault_group.command("status")
 @click.argument("name")
-def vault_status(name: str) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print {name, path, has_manifest, has_database, ...}.")
+def vault_status(name: str, as_json: bool) -> int:
     """On-disk status of vault NAME (no keys are opened)."""
     with open_palace(read_only=True) as palace:
         status = palace.status(name)
+    if as_json:
+        fields = ("name", "has_manifest", "has_database", "db_bytes", "staged_rotation")
+        click.echo(json.dumps({**{f: getattr(status, f) for f in fields}, "path": str(status.path)}))
+        return 0
     click.echo(f"vault:           {status.name}")
     click.echo(f"path:            {status.path}")
     click.echo(f"manifest:        {'present' if status.has_manifest else 'ABSENT'}")

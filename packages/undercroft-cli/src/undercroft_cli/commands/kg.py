@@ -156,7 +156,8 @@ def kg_timeline(entity: str | None, vault: str, as_json: bool) -> int:
 
 @kg_group.command("stats")
 @_VAULT
-def kg_stats(vault: str) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Accepted for uniformity: the counts are always JSON.")
+def kg_stats(vault: str, as_json: bool) -> int:
     """Entity, fact, active and closed counts (JSON)."""
     with open_store(vault, read_only=True) as store:
         click.echo(json.dumps(KnowledgeGraph(store).stats().to_dict()))

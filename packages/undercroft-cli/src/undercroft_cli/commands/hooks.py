@@ -9,6 +9,7 @@ import click
 from undercroft_store import DEFAULT_VAULT
 
 from undercroft_cli._internal.exit_codes import EXIT_OK
+from undercroft_cli._internal.program import program_path
 from undercroft_cli.mining.rooms import CLAUDE_CODE_WING
 
 __all__ = ["HOOK_EVENTS", "claude_code_settings", "hooks_group"]
@@ -39,8 +40,10 @@ def hooks_group() -> None:
 @click.option("--vault", default=DEFAULT_VAULT, show_default=True, help="Vault the sweep files into.")
 @click.option("--wing", default=CLAUDE_CODE_WING, show_default=True, help="Wing the sweep files into.")
 @click.option("--projects", default="~/.claude/projects", show_default=True, help="Directory the sweep reads.")
-@click.option("--program", default="undercroft", show_default=True, help="How the hook invokes undercroft.")
-def claude_code(vault: str, wing: str, projects: str, program: str) -> int:
+@click.option(
+    "--program", default=None, help="How the hook invokes undercroft (default: this program's absolute path)."
+)
+def claude_code(vault: str, wing: str, projects: str, program: str | None) -> int:
     """Print the settings.json fragment wiring Claude Code's Stop and PreCompact events to a sweep.
 
     Merge it into ~/.claude/settings.json (or a project's .claude/settings.json). Each message becomes one
@@ -53,6 +56,8 @@ def claude_code(vault: str, wing: str, projects: str, program: str) -> int:
         validate_name(vault, what="vault")
     except ValueError as error:
         raise click.BadParameter(str(error)) from None
+    if program is None:  # a hook runs with the host's PATH, which need not hold undercroft: name it absolutely
+        program = str(program_path())
     settings = claude_code_settings(program=program, projects=projects, wing=wing, vault=vault)
     click.echo(json.dumps(settings, indent=2))
     return EXIT_OK

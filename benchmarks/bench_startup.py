@@ -1,0 +1,150 @@
+"""Start-up of the `undercroft` program: this checkout against a baseline commit, measured in the same run.
+
+    python benchmarks/bench_startup.py [--smoke] [--runs 10] [--baseline REV]
+
+Each figure is the median wall time of ``--runs`` fresh processes (the console script this venv installs),
+this checkout and the baseline interleaved run by run so the machine's load falls on both alike. The
+baseline is the commit ``--baseline`` names (default: the last commit before the lazy start-up), checked out
+into a temporary git worktree and put first on ``PYTHONPATH``, so the same interpreter and the same installed
+third-party packages run both trees. Measured: ``--version``, ``--help``, ``stats`` on a fresh palace (a
+command that opens the store: the cost a lazy start-up moves, not removes), and the readiness of
+``serve-mcp`` (process start to its ``initialize`` answer). Then the top ``python -X importtime`` costs of
+``import undercroft_cli.main`` in this checkout. ``--smoke`` runs each twice and skips the baseline worktree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PROGRAM = pathlib.Path(sys.executable).parent / "undercroft"
+DEFAULT_BASELINE = "1ed726d"  # cli-ux before the lazy start-up (same as main b8bb9b1 for start-up purposes)
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+}
+
+
+def _env(home: pathlib.Path, tree: pathlib.Path | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UNDERCROFT_") and k != "PYTHONPATH"}
+    env["UNDERCROFT_HOME"] = str(home)
+    if tree is not None:  # the baseline's sources shadow this checkout's editable installs
+        env["PYTHONPATH"] = os.pathsep.join(str(p) for p in sorted((tree / "packages").glob("*/src")))
+    return env
+
+
+def _where(env: dict[str, str]) -> str:
+    probe = "import undercroft_cli; print(undercroft_cli.__file__)"
+    return subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True).stdout
+
+
+def _timed(argv: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, env=env, capture_output=True, check=True, timeout=120)
+    return time.perf_counter() - start
+
+
+def _mcp_ready(env: dict[str, str]) -> float:
+    """Seconds from spawning ``serve-mcp`` to reading its answer to ``initialize``."""
+    start = time.perf_counter()
+    server = subprocess.Popen(
+        [str(PROGRAM), "serve-mcp"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write((json.dumps(INITIALIZE) + "\n").encode())
+    server.stdin.flush()
+    answer = server.stdout.readline()
+    elapsed = time.perf_counter() - start
+    server.stdin.close()
+    server.wait(timeout=30)
+    if b'"result"' not in answer:
+        raise RuntimeError(f"serve-mcp did not answer initialize: {answer[:200]!r}")
+    return elapsed
+
+
+def _cases(env: dict[str, str]) -> dict[str, Callable[[], float]]:
+    return {
+        "undercroft --version": lambda: _timed([str(PROGRAM), "--version"], env),
+        "undercroft --help": lambda: _timed([str(PROGRAM), "--help"], env),
+        "undercroft stats (fresh palace)": lambda: _timed([str(PROGRAM), "stats"], env),
+        "serve-mcp ready for initialize": lambda: _mcp_ready(env),
+    }
+
+
+def _importtime(env: dict[str, str], top: int) -> list[tuple[int, str]]:
+    run = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import undercroft_cli.main"],
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    rows = []
+    for line in run.stderr.splitlines():
+        parts = line.removeprefix("import time:").split("|")
+        if len(parts) == 3 and parts[1].strip().isdigit():
+            rows.append((int(parts[1]), parts[2].strip()))
+    return sorted(rows, reverse=True)[:top]
+
+
+def main() -> int:
+    """Measure, print a markdown table of medians (ms) and ratios, and the top import costs."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="two runs each, no baseline worktree")
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--baseline", default=DEFAULT_BASELINE, help="commit to compare against")
+    args = parser.parse_args()
+    runs = 2 if args.smoke else args.runs
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, check=True).stdout.strip()  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="bench-startup-") as scratch:
+        work = pathlib.Path(scratch)
+        trees: dict[str, pathlib.Path | None] = {f"this checkout ({commit})": None}
+        if not args.smoke:
+            baseline = work / "baseline"
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet", str(baseline),
+                            args.baseline], check=True)  # fmt: skip
+            trees[f"baseline ({args.baseline})"] = baseline
+        try:
+            cases: dict[str, dict[str, Callable[[], float]]] = {}
+            for label, tree in trees.items():
+                home = work / f"home-{len(cases)}"
+                env = _env(home, tree)
+                print(f"{label}: undercroft_cli from {_where(env).strip()}", flush=True)
+                subprocess.run([str(PROGRAM), "init"], env=env, capture_output=True, check=True)
+                cases[label] = _cases(env)
+            samples: dict[tuple[str, str], list[float]] = {}
+            for _ in range(runs):  # interleaved: every case of every tree once per round
+                for label, measured in cases.items():
+                    for case, measure in measured.items():
+                        samples.setdefault((label, case), []).append(measure())
+        finally:
+            if not args.smoke:
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(work / "baseline")],
+                               check=False)  # fmt: skip
+                shutil.rmtree(work / "baseline", ignore_errors=True)
+    labels = list(trees)
+    print(f"\nmedian of {runs} runs, ms (load average {os.getloadavg()[0]:.1f} at the end)\n")
+    print("| command | " + " | ".join(labels) + (" | baseline ÷ this |" if len(labels) > 1 else " |"))
+    print("| --- " * (len(labels) + 1 + (len(labels) > 1)) + "|")
+    for case in cases[labels[0]]:
+        medians = [statistics.median(samples[(label, case)]) * 1000 for label in labels]
+        ratio = f" | {medians[1] / medians[0]:.2f}" if len(medians) > 1 else ""
+        print(f"| `{case}` | " + " | ".join(f"{m:.0f}" for m in medians) + ratio + " |")
+    print("\ntop `python -X importtime -c 'import undercroft_cli.main'` cumulative costs (this checkout):\n")
+    for micros, module in _importtime(_env(pathlib.Path(tempfile.gettempdir()), None), 8):
+        print(f"- {module}: {micros / 1000:.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

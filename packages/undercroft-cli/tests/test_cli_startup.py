@@ -1,0 +1,83 @@
+"""Start-up: ``import undercroft_cli.main`` loads neither numpy nor the store, and the lazy table tells the truth."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+from undercroft_cli.main import COMMANDS, cli
+
+HEAVY = ("numpy", "undercroft_store", "undercroft_vault", "mcp", "undercroft_cli.commands", "undercroft_config")
+
+
+def _loaded_after(code: str) -> list[str]:
+    probe = f"import json, sys\n{code}\nprint(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    return list(json.loads(out.splitlines()[-1]))
+
+
+def test_importing_the_entry_point_loads_neither_numpy_nor_the_store() -> None:
+    assert _loaded_after("import undercroft_cli.main") == []
+
+
+@pytest.mark.parametrize("flag", ["--version", "--help"])
+def test_version_and_help_import_no_command_module(flag: str) -> None:
+    code = (
+        "import undercroft_cli.main as m\n"
+        f"try:\n    m.cli.main([{flag!r}], prog_name='undercroft')\nexcept SystemExit:\n    pass"
+    )
+    assert _loaded_after(code) == []
+
+
+def test_the_premise_running_a_command_does_load_the_store() -> None:
+    code = (
+        "import undercroft_cli.main as m\n"
+        "try:\n    m.cli.main(['stats', '--help'], prog_name='undercroft')\nexcept SystemExit:\n    pass"
+    )
+    assert "undercroft_store" in _loaded_after(code)
+
+
+def test_every_row_names_its_command_and_its_summary_is_the_command_s_own() -> None:
+    names = [row.name for row in COMMANDS]
+    assert len(names) == len(set(names))
+    for row in COMMANDS:
+        command = row.load()
+        assert isinstance(command, click.Command) and command.name == row.name, row
+        assert row.summary == command.get_short_help_str(limit=1000), row.name
+    vault, drawer = (cli.get_command(click.Context(cli), name) for name in ("vault", "drawer"))
+    assert isinstance(vault, click.Group) and "rotate" in vault.commands
+    assert isinstance(drawer, click.Group) and {"delete-by-source", "check-dup"} <= set(drawer.commands)
+
+
+def test_help_groups_everyday_and_operator_commands() -> None:
+    listed = CliRunner().invoke(cli, ["--help"]).output
+    everyday, operator = listed.index("Commands:"), listed.index("Operator commands:")
+    assert everyday < listed.index("  search ") < operator < listed.index("  forget ")
+    assert all(f"  {row.name} " in listed for row in COMMANDS)
+
+
+def test_every_command_s_help_ends_with_an_example_that_parses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each example is a real invocation: its options and arguments parse against the command they name."""
+    monkeypatch.chdir(tmp_path)
+    for row in COMMANDS:
+        words = shlex.split(row.example)
+        for word in words:  # the files an example reads exist, as they would for the person running it
+            if word.endswith((".json", ".jsonl")):
+                (tmp_path / word).write_text("{}")
+        assert words[:2] == ["undercroft", row.name], row
+        command: click.Command = cli
+        context = click.Context(cli)
+        rest = words[1:]
+        while isinstance(command, click.Group):
+            found = command.get_command(context, rest[0])
+            assert found is not None, (row.name, rest[0])
+            command, rest = found, rest[1:]
+        command.make_context(" ".join(words[:2]), rest)  # a click.UsageError here fails the test
+        help_text = CliRunner().invoke(cli, [row.name, "--help"]).output
+        assert f"Example:\n    {row.example}" in help_text or f"Example:\n  {row.example}" in help_text, row.name
