@@ -70,6 +70,9 @@ def _empty_index(dimension: int, nlist: int, m: int) -> faiss.IndexIVFPQ:
     index.cp.seed = _SEED
     index.pq.cp.niter = _ITERATIONS
     index.pq.cp.seed = _SEED
+    # A small vault trains on what it has (faiss would print a warning per sub-quantiser otherwise).
+    index.cp.min_points_per_centroid = 1
+    index.pq.cp.min_points_per_centroid = 1
     return index
 
 

@@ -86,7 +86,7 @@ SEALED_DOMAINS: Final[dict[DomainKind, str | None]] = {
     DomainKind.EMBEDDING: "drawers.embedding",
     DomainKind.TOKENS: None,
     DomainKind.FDE_TOKENS: None,
-    DomainKind.PQ_ARTIFACT: None,
+    DomainKind.PQ_ARTIFACT: "tier_pq_meta.blob, tier_pq_rows.blob",  # derived: dropped, rebuilt under the new keys
     DomainKind.KG_OBJECT: None,
     DomainKind.KG_TERMS: None,
     DomainKind.KG_NAME: None,
@@ -126,6 +126,8 @@ Resealer = Callable[[Rekeying], list[tuple[str, bytes]]]
 
 #: Tag-carrying tables outside the core, each re-keyed by the hook named ``"module:function"``.
 RESEALERS: dict[str, str] = {
+    "tier_pq_meta": "undercroft_store.search.tiers.integrity:drop_on_rotation",
+    "tier_pq_rows": "undercroft_store.search.tiers.integrity:drop_on_rotation",
     "kg_facts": "undercroft_store.kg.rotation:reseal_facts",
     "kg_entities": "undercroft_store.kg.rotation:reseal_entities",
     "tunnels": "undercroft_store.kg.rotation:reseal_tunnels",

@@ -78,6 +78,7 @@ class VerifyReport:
     scope_index: list[str] = field(default_factory=list)  # drawers_scope answers that differ from the table
     fingerprint_drift: list[str] = field(default_factory=list)  # stored fingerprint != keyed fingerprint
     order_drift: list[str] = field(default_factory=list)  # seq out of the chain's creation order
+    index_tier: list[str] = field(default_factory=list)  # tier artifacts failing their seal (search.tiers)
     append_counter: str = ""  # empty when meta.append_counter lies above every live append index
 
     @property
@@ -112,6 +113,7 @@ class VerifyReport:
             or self.fingerprint_drift
             or self.order_drift
             or self.append_counter
+            or self.index_tier
         )
 
     def render(self) -> str:
@@ -139,6 +141,7 @@ class VerifyReport:
             ("fingerprints:", " stale", "FINGERPRINT", self.fingerprint_drift),
             ("write order:", " out of order", "SEQ", self.order_drift),
             ("scope index:", " disagree", "INDEX", self.scope_index),
+            ("index tier:", " failed", "TIER", self.index_tier),
         )
         for label, suffix, marker, findings in legs:
             lines.append(f"{label:<18}{len(findings)}{suffix}")
@@ -325,3 +328,11 @@ def _run_legs(context: VaultContext, report: VerifyReport) -> None:
     report.queue_failures = check_queue_rows(context, rows)
     report.retention_drift = retention_findings(connection, context.keys, rows)
     report.surfaces = check_surfaces(context, rows)
+    report.index_tier = _tier_leg(context)
+
+
+def _tier_leg(context: VaultContext) -> list[str]:
+    """The candidate tier's leg (search.tiers.integrity; imported here: the tiers import the store façade)."""
+    from undercroft_store.search.tiers.integrity import tier_findings
+
+    return tier_findings(context)

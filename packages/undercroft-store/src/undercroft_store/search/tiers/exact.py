@@ -1,0 +1,78 @@
+"""Exact unit rows on demand: the second stage of the index tiers, opened per candidate instead of per vault.
+
+Each embedding is read and opened under ``{id}/emb`` (sealed vaults) only when a search asks for it, and
+kept in a bounded RAM cache dropped whenever the store's generation moves. A blob that fails to open is
+`RecordTampered`, exactly as in the full-scan cache.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+from numpy.typing import NDArray
+from undercroft_vault import Domain, IntegrityFailure
+
+from undercroft_store._internal.context import VaultContext
+from undercroft_store._internal.reading import report_tamper
+from undercroft_store._internal.vectors import unpack_row
+from undercroft_store.errors import EmbeddingRefused, RecordTampered
+
+__all__ = ["ExactRows", "open_embeddings"]
+
+#: Rows kept between searches of one generation (~1.5 KB each at 384 dimensions).
+_CACHE_ROWS: Final = 65_536
+_CHUNK: Final = 500
+
+
+def open_embeddings(context: VaultContext, seqs: list[int]) -> dict[int, NDArray[np.float32]]:
+    """Unit float32 rows of ``seqs`` still present (another vector space: a zero row)."""
+    dimension = context.embedder.dimension
+    found: dict[int, NDArray[np.float32]] = {}
+    for start in range(0, len(seqs), _CHUNK):
+        chunk = seqs[start : start + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        query = f"SELECT seq, id, embedding, meta_json FROM drawers WHERE seq IN ({marks})"  # noqa: S608
+        for seq, drawer_id, blob, meta in context.connection.execute(query, chunk):
+            try:
+                packed = context.sealer.open(Domain.embedding(drawer_id), bytes(blob)) if context.sealed else bytes(blob)
+            except IntegrityFailure as error:
+                report_tamper(context, drawer_id, bytes(meta))
+                raise RecordTampered(f"embedding of {drawer_id} in vault {context.vault_id!r}: {error}") from None
+            try:
+                scale, codes = unpack_row(packed, dimension)
+            except EmbeddingRefused:
+                found[int(seq)] = np.zeros(dimension, dtype=np.float32)
+                continue
+            vector = codes.astype(np.float32) * np.float32(scale)
+            norm = float(np.linalg.norm(vector))
+            found[int(seq)] = vector / norm if norm > 0.0 else vector
+    return found
+
+
+class ExactRows:
+    """The bounded, generation-scoped cache of exact unit rows."""
+
+    def __init__(self) -> None:
+        """Empty; rows are opened as searches ask for them."""
+        self._rows: dict[int, NDArray[np.float32]] = {}
+        self.opened = 0
+
+    def clear(self) -> None:
+        """Drop every row (the store's generation moved, or the vault closed)."""
+        self._rows.clear()
+
+    def matrix(self, context: VaultContext, seqs: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        """``(present seqs, their unit rows)`` in the order given; seqs no longer present are dropped."""
+        wanted = [int(seq) for seq in seqs]
+        missing = [seq for seq in wanted if seq not in self._rows]
+        fresh = open_embeddings(context, missing) if missing else {}
+        self.opened += len(fresh)
+        picked = [fresh[seq] if seq in fresh else self._rows[seq] for seq in wanted if seq in fresh or seq in self._rows]
+        present = [seq for seq in wanted if seq in fresh or seq in self._rows]
+        if len(self._rows) + len(fresh) > _CACHE_ROWS:
+            self._rows.clear()
+        self._rows.update(fresh)
+        if not present:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, context.embedder.dimension), dtype=np.float32)
+        return np.asarray(present, dtype=np.int64), np.stack(picked).astype(np.float32)
