@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from undercroft_index import Codebook, HnswIndex, IndexRefused, ivf_lists, subquantizers, train_codebook
 
 

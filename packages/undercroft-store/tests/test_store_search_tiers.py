@@ -255,7 +255,9 @@ def test_growth_retrains_a_new_generation(sealed: tuple[Path, VaultStore]) -> No
 
 def test_training_sample_is_capped_per_wing_and_keyed(sealed: tuple[Path, VaultStore]) -> None:
     _, store = sealed
-    store.write([DrawerWrite(_drawer(i, f"flood {i}", "delta", "r0")) for i in range(SIZE, SIZE + 900)], screening=Screen())
+    store.write(
+        [DrawerWrite(_drawer(i, f"flood {i}", "delta", "r0")) for i in range(SIZE, SIZE + 900)], screening=Screen()
+    )
     live = pq.live_marks(store._context)
     sample = pq.training_sample(store._context, live, 4, 400)
     wing_of = dict(zip(live.seqs.tolist(), live.wings, strict=True))

@@ -7,7 +7,7 @@ Built for single-vault processes: the graph is plaintext-derived, so it is kept 
 from __future__ import annotations
 
 import math
-from typing import Final
+from typing import Any, Final
 
 import faiss
 import numpy as np
@@ -50,7 +50,8 @@ class HnswIndex:
         """Up to ``k`` ids most similar to ``query`` (beam from `ef_search`)."""
         if k < 1 or not self.size:
             return np.zeros(0, dtype=np.int64)
-        params = faiss.SearchParametersHNSW(efSearch=ef_search(self.size, k))
+        params: Any = faiss.SearchParametersHNSW()  # type: ignore[attr-defined]  # absent from faiss's stubs
+        params.efSearch = ef_search(self.size, k)
         vector = np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32)
         _, rows = self._graph.search(vector, min(k, self.size), params=params)
         found = rows[0][rows[0] >= 0]

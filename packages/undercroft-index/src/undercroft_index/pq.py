@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import faiss
 import numpy as np
@@ -114,9 +114,13 @@ class Codebook:
         expected_centroids = nlist * dimension * 4
         expected_codebook = m * (1 << PQ_BITS) * (dimension // m) * 4
         if nlist < 1 or len(centroids) != expected_centroids:
-            raise IndexRefused(f"centroid set is {len(centroids)} bytes; {nlist} lists of {dimension} need {expected_centroids}")
+            raise IndexRefused(
+                f"centroid set is {len(centroids)} bytes; {nlist} lists of {dimension} need {expected_centroids}"
+            )
         if len(codebook) != expected_codebook:
-            raise IndexRefused(f"codebook is {len(codebook)} bytes; {expected_codebook} expected for dimension {dimension}")
+            raise IndexRefused(
+                f"codebook is {len(codebook)} bytes; {expected_codebook} expected for dimension {dimension}"
+            )
         coarse = np.frombuffer(centroids, dtype="<f4").reshape(nlist, dimension).astype(np.float32)
         fine = np.frombuffer(codebook, dtype="<f4").reshape(m, 1 << PQ_BITS, dimension // m).astype(np.float32)
         if not (np.isfinite(coarse).all() and np.isfinite(fine).all()):
@@ -206,7 +210,9 @@ class ProbeIndex:
             return np.zeros(0, dtype=np.int64)
         vector = _as_rows(query.reshape(1, -1), int(self._index.d))
         selector = None if within is None else faiss.IDSelectorBatch(np.ascontiguousarray(within, dtype=np.int64))
-        params = faiss.SearchParametersIVF(nprobe=max(1, min(nprobe, self.nlist)), sel=selector)
+        params: Any = faiss.SearchParametersIVF()
+        params.nprobe = max(1, min(nprobe, self.nlist))
+        params.sel = selector
         _, labels = self._index.search(vector, min(k, self.size), params=params)
         found: NDArray[np.int64] = labels[0][labels[0] >= 0].astype(np.int64)
         return found

@@ -162,7 +162,10 @@ class Candidates:
 class CandidateTier(Protocol):
     """A candidate generator: the scope's members most similar to the query, exact cosine attached."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The tier's name, as the search trace reports it."""
+        ...
 
     def candidates(self, query: NDArray[np.float32], scope_seqs: NDArray[np.int64], plan: PoolPlan) -> Candidates:
         """Draw ``plan.stage_one`` members of the scope, cut to ``plan.hydrate`` by exact cosine."""

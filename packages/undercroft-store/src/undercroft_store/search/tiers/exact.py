@@ -35,7 +35,9 @@ def open_embeddings(context: VaultContext, seqs: list[int]) -> dict[int, NDArray
         query = f"SELECT seq, id, embedding, meta_json FROM drawers WHERE seq IN ({marks})"  # noqa: S608
         for seq, drawer_id, blob, meta in context.connection.execute(query, chunk):
             try:
-                packed = context.sealer.open(Domain.embedding(drawer_id), bytes(blob)) if context.sealed else bytes(blob)
+                packed = (
+                    context.sealer.open(Domain.embedding(drawer_id), bytes(blob)) if context.sealed else bytes(blob)
+                )
             except IntegrityFailure as error:
                 report_tamper(context, drawer_id, bytes(meta))
                 raise RecordTampered(f"embedding of {drawer_id} in vault {context.vault_id!r}: {error}") from None
@@ -68,7 +70,9 @@ class ExactRows:
         missing = [seq for seq in wanted if seq not in self._rows]
         fresh = open_embeddings(context, missing) if missing else {}
         self.opened += len(fresh)
-        picked = [fresh[seq] if seq in fresh else self._rows[seq] for seq in wanted if seq in fresh or seq in self._rows]
+        picked = [
+            fresh[seq] if seq in fresh else self._rows[seq] for seq in wanted if seq in fresh or seq in self._rows
+        ]
         present = [seq for seq in wanted if seq in fresh or seq in self._rows]
         if len(self._rows) + len(fresh) > _CACHE_ROWS:
             self._rows.clear()

@@ -34,7 +34,9 @@ def tier_findings(context: VaultContext) -> list[str]:
     if stored is None:
         rows = int(connection.execute(f"SELECT count(*) FROM {tables.ROWS_TABLE}").fetchone()[0])  # noqa: S608
         return [f"{rows} code row(s) stored without a codebook generation"] if rows else []
-    findings = [f"{tables.META_TABLE} {name} of generation {stored.generation} fails its seal" for name in stored.failed]
+    findings = [
+        f"{tables.META_TABLE} {name} of generation {stored.generation} fails its seal" for name in stored.failed
+    ]
     if not stored.failed and stored.header is None:
         rows = int(connection.execute(f"SELECT count(*) FROM {tables.ROWS_TABLE}").fetchone()[0])  # noqa: S608
         return [f"{rows} code row(s) stored without a codebook (generation {stored.generation})"] if rows else []

@@ -217,8 +217,10 @@ class PQTier:
         if self._state is None:
             self._state = self._load(context, live)
         state = self._state
-        if state is None or len(live.seqs) >= _RETRAIN_GROWTH * max(state.trained_on, 1) or self._geometry_moved(
-            state, len(live.seqs)
+        if (
+            state is None
+            or len(live.seqs) >= _RETRAIN_GROWTH * max(state.trained_on, 1)
+            or self._geometry_moved(state, len(live.seqs))
         ):
             if len(live.seqs) >= TRAIN_MIN:
                 self._state = self._train(context, live, 1 if state is None else state.generation + 1)
@@ -245,7 +247,9 @@ class PQTier:
         if not stored.failed and stored.header is not None and stored.centroids is not None and stored.codebook:
             try:
                 header = json.loads(stored.header)
-                book = Codebook.from_bytes(int(header["dimension"]), int(header["nlist"]), stored.centroids, stored.codebook)
+                book = Codebook.from_bytes(
+                    int(header["dimension"]), int(header["nlist"]), stored.centroids, stored.codebook
+                )
                 trained_on = int(header["trained_on"])
             except (ValueError, KeyError, TypeError, IndexRefused):
                 book = None
@@ -312,9 +316,7 @@ class PQTier:
         """Drop the codes of vanished or changed drawers, encode the new or changed ones, persist the diff."""
         position = np.searchsorted(live.seqs, state.coded)
         position = np.minimum(position, max(len(live.seqs) - 1, 0))
-        alive = (
-            (live.seqs[position] == state.coded) if len(live.seqs) else np.zeros(len(state.coded), dtype=bool)
-        )
+        alive = (live.seqs[position] == state.coded) if len(live.seqs) else np.zeros(len(state.coded), dtype=bool)
         same = np.zeros(len(state.coded), dtype=bool)
         if len(live.seqs):
             same[alive] = (live.marks[position[alive]] == state.marks[alive]).all(axis=1)
