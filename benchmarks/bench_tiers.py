@@ -211,9 +211,8 @@ def main(argv: list[str]) -> int:
             flush=True,
         )
     report["wall_s"] = time.perf_counter() - began
-    print(
-        f"wall: {report['wall_s']:.0f} s; commit {report['commit']}; {'FAILED: a needle was missed' if failed else 'every needle found'}"
-    )
+    verdict = "FAILED: a needle was missed" if failed else "every needle found"
+    print(f"wall: {report['wall_s']:.0f} s; commit {report['commit']}; {verdict}")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return 1 if failed else 0
@@ -229,7 +228,8 @@ def _render(row: dict[str, object]) -> str:
         )
         extra = f" nlist {figures['nlist']} gen {figures['generation']}" if "nlist" in figures else ""
         lines.append(
-            f"  {tier:<9} open→first {figures['open_to_first_ms']:,.0f} ms (tier load {figures['tier_load_ms']:,.0f} ms;"
+            f"  {tier:<9} open→first {figures['open_to_first_ms']:,.0f} ms"
+            f" (tier load {figures['tier_load_ms']:,.0f} ms;"
             f" reopened {figures['reopen_to_first_ms']:,.0f} ms)"
             f"  RAM {figures['ram_b_per_drawer']:,.0f} B/drawer{extra}\n    {scopes}"
         )

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from undercroft_core import Drawer, HashEmbedder, append_drawer_id
 from undercroft_store import DrawerWrite, Palace, Screen
+from undercroft_store.search.tiers import PQTier
 
 PROGRAM = Path(sys.executable).parent / "undercroft"
 NEEDLE = "quokka zanzibar lantern protocol"
@@ -72,6 +73,16 @@ def test_pq_search_persists_sealed_rows_and_verify_repair_know_them(home: Path) 
     assert scoped.returncode == 0 and NEEDLE in scoped.stdout
     raw_bytes = b"".join(p.read_bytes() for p in db.parent.iterdir() if p.name.startswith("vault.db"))
     assert b"quokka" not in raw_bytes and b"zanzibar" not in raw_bytes
+    # The plaintext of every code row (IVF list number + PQ code) and of the codebook: none of it in clear.
+    with Palace.from_env({"UNDERCROFT_HOME": str(home)}, read_only=True) as palace:
+        with palace.open_vault("default", HashEmbedder(), read_only=True) as store:
+            tier = PQTier()
+            tier.prepare(store)
+            assert tier.distrusted == [] and tier.encoded == 0  # loaded from the sealed rows, none re-coded
+            codes, book = list(tier.coded().values()), tier.codebook
+    assert len(codes) == 1100 and book is not None
+    assert [code for code in codes if code in raw_bytes] == []
+    assert book.codebook_bytes()[:64] not in raw_bytes and book.centroid_bytes()[:64] not in raw_bytes
     with sqlite3.connect(db) as raw:
         blob = bytearray(raw.execute("SELECT blob FROM tier_pq_rows WHERE seq = 42").fetchone()[0])
         blob[30] ^= 0x01

@@ -6,11 +6,12 @@ every id they propose exactly.
 
 from undercroft_index.errors import Error, IndexRefused
 from undercroft_index.hnsw import HnswIndex, ef_search
-from undercroft_index.pq import PQ_BITS, Codebook, ProbeIndex, ivf_lists, subquantizers, train_codebook
+from undercroft_index.pq import FAISS_THREADS, PQ_BITS, Codebook, ProbeIndex, ivf_lists, subquantizers, train_codebook
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "FAISS_THREADS",
     "PQ_BITS",
     "Codebook",
     "Error",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Final
 
 import faiss
@@ -23,6 +24,7 @@ from numpy.typing import NDArray
 from undercroft_index.errors import IndexRefused
 
 __all__ = [
+    "FAISS_THREADS",
     "PQ_BITS",
     "Codebook",
     "ProbeIndex",
@@ -38,6 +40,10 @@ _TARGET_BYTES: Final = 48
 #: k-means iterations for the sub-quantisers and the coarse centroids (faiss's default is 25).
 _ITERATIONS: Final = 12
 _SEED: Final = 1234
+#: faiss's OpenMP threads. One: the per-query scans are small, and on a shared few-core machine OpenMP's
+#: spinning threads made training three times slower than a single thread (measured in benchmarks/RESULTS.md).
+FAISS_THREADS: Final = 1
+faiss.omp_set_num_threads(FAISS_THREADS)
 
 
 def subquantizers(dimension: int) -> int:
@@ -94,10 +100,15 @@ class Codebook:
         """PQ sub-quantisers (bytes of PQ code per vector)."""
         return int(self.codebook.shape[0])
 
-    @property
+    @cached_property
     def code_size(self) -> int:
         """Bytes of one standalone code: the list number's bytes, then the PQ code."""
-        return int(self._index().sa_code_size())
+        return int(self._encoder.sa_code_size())
+
+    @cached_property
+    def _encoder(self) -> faiss.IndexIVFPQ:
+        """One trained, empty index kept for encoding (building one costs the precomputed tables)."""
+        return self._index()
 
     def centroid_bytes(self) -> bytes:
         """The coarse centroids as little-endian float32 (what the caller seals as the centroid set)."""
@@ -140,7 +151,7 @@ class Codebook:
         rows = _as_rows(vectors, self.dimension)
         if not len(rows):
             return np.zeros((0, self.code_size), dtype=np.uint8)
-        codes: NDArray[np.uint8] = self._index().sa_encode(rows)
+        codes: NDArray[np.uint8] = self._encoder.sa_encode(rows)
         return codes
 
     def index(self, codes: NDArray[np.uint8], ids: NDArray[np.int64]) -> ProbeIndex:
