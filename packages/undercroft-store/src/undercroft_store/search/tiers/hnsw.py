@@ -37,7 +37,7 @@ class HnswTier:
     def prepare(self, store: VaultStore, cache: EmbeddingCache) -> tuple[NDArray[np.int64], HnswTier]:
         """Refresh the matrix from ``cache`` and rebuild the graph if the rows moved."""
         seqs, unit = cache.load(store)
-        key = (id(unit), len(seqs))
+        key = (id(cache), cache.rebuilds)  # every refresh of the matrix counts: a new graph
         if key != self._built_for:
             self._graph = HnswIndex(unit, seqs)
             self._built_for = key
