@@ -372,3 +372,28 @@ def test_from_settings_wires_the_tier(sealed: tuple[Path, VaultStore]) -> None:
     tier = _pq(searcher)
     assert tier.options == TierOptions(ivf_min=500, nprobe=3, train_source_cap=4)
     assert searcher.search(SearchRequest("quokka zanzibar", limit=5)).hits[0].id == _needle_ids(store)[650]
+
+
+def test_pinned_pages_tile_one_ranking_under_pq(tmp_path: Path) -> None:
+    # A vault larger than the pinned pool (100 · 32 = 3,200): the pq draw is a strict subset of the scope.
+    drawers = 4_000
+    rng = random.Random(7)
+    common = ["lantern", "harbour", "ledger"]
+    with Palace(tmp_path) as palace:
+        palace.create_vault("v")
+        with palace.open_vault("v", EMBEDDER) as store:
+            items = [
+                DrawerWrite(_drawer(i, " ".join(rng.choices(_WORDS + common, k=rng.randint(6, 14)))))
+                for i in range(drawers)
+            ]
+            store.write(items, screening=Screen())
+            searcher = _searcher(store)
+            pinned = datetime(2024, 2, 1, tzinfo=UTC)
+            deep = searcher.search(SearchRequest("lantern harbour ledger", limit=100, ranked_at=pinned))
+            assert _pq(searcher).name == "pq-ivf" and 3_200 <= deep.pool < deep.searched == drawers
+            pages = []
+            for number in range(10):
+                request = SearchRequest("lantern harbour ledger", limit=10, offset=10 * number, ranked_at=pinned)
+                pages.extend(searcher.search(request).hits)
+            assert [hit.to_dict() for hit in pages] == [hit.to_dict() for hit in deep.hits]
+            assert [hit.rank for hit in pages] == list(range(100))
