@@ -12,7 +12,8 @@ again, then for each tier — ``full-scan`` (the default) and ``pq`` (``UNDERCRO
 * R@5 of every needle planted so far, unscoped, wing-, room- and wing+room-scoped, and p50 latency of each;
 * open-to-first-result (open, a fresh searcher, one search) and the tier's own load (the decrypt-once cache
   for the full scan; the sealed codebook and code rows for pq, trained and encoded the first time);
-* RAM per drawer of the tier's index (full scan: the float32 matrix; pq: codes, ids, marks and codebook);
+* RAM per drawer of the tier's index (full scan: the float32 matrix; pq: codes, ids, marks, seqs and codebook,
+  and beside it the one query's exact rows its second stage opened — every pq query is timed cold);
 * the cost of keeping pq in step: a batch of new drawers written, then the next search's incremental coding.
 
 A needle missed by any tier, scope or checkpoint is a failed run (exit 1).
@@ -90,6 +91,8 @@ def _scopes(searcher: Searcher, needles: list[Needle]) -> dict[str, dict[str, fl
     for scope in SCOPES:
         hits, timings = 0, []
         for needle in needles:
+            if isinstance(searcher.tier, PQTier):
+                searcher.tier.drop_exact_rows()  # cold: every query opens its own candidates' embeddings
             started = time.perf_counter()
             result = searcher.search(_request(needle, scope))
             timings.append((time.perf_counter() - started) * 1000)
@@ -125,6 +128,8 @@ def _checkpoint(palace: Palace, needles: list[Needle], drawers: int, options: Ti
             "ram_b_per_drawer": _ram_per_drawer(searcher, drawers),
             "scopes": _scopes(searcher, needles),
         }
+        if isinstance(searcher.tier, PQTier):  # after the last needle search: one query's exact rows
+            row[tier]["exact_cache_b_per_drawer"] = searcher.tier.exact_bytes() / drawers  # type: ignore[index]
         if isinstance(searcher.tier, PQTier):
             row[tier]["nlist"] = searcher.tier.nlist  # type: ignore[index]
             row[tier]["generation"] = searcher.tier.generation  # type: ignore[index]
@@ -226,7 +231,12 @@ def _render(row: dict[str, object]) -> str:
         scopes = "  ".join(
             f"{scope} R@5 {f['recall'] * 100:.0f}% p50 {f['p50_ms']:.0f} ms" for scope, f in figures["scopes"].items()
         )
-        extra = f" nlist {figures['nlist']} gen {figures['generation']}" if "nlist" in figures else ""
+        extra = ""
+        if "nlist" in figures:
+            extra = (
+                f" (+ exact-row cache {figures['exact_cache_b_per_drawer']:,.0f} B/drawer)"
+                f" nlist {figures['nlist']} gen {figures['generation']}"
+            )
         lines.append(
             f"  {tier:<9} open→first {figures['open_to_first_ms']:,.0f} ms"
             f" (tier load {figures['tier_load_ms']:,.0f} ms;"

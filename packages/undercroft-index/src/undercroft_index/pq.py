@@ -207,6 +207,25 @@ class ProbeIndex:
         if len(ids):
             self._index.add_sa_codes(codes, ids)
 
+    def standalone_codes(self) -> dict[int, bytes]:
+        """``id → standalone code`` of every vector held, read back from the inverted lists (no copy kept)."""
+        invlists = self._index.invlists
+        if invlists is None:  # pragma: no cover - an IndexIVF always owns its lists
+            return {}
+        size = int(self._index.code_size)
+        coarse = self._code_size - size
+        found: dict[int, bytes] = {}
+        for number in range(self.nlist):
+            count = int(invlists.list_size(number))
+            if not count:
+                continue
+            ids = faiss.rev_swig_ptr(invlists.get_ids(number), count).copy()
+            codes = faiss.rev_swig_ptr(invlists.get_codes(number), count * size).copy().reshape(count, size)
+            prefix = number.to_bytes(coarse, "little")
+            for position, vector_id in enumerate(ids.tolist()):
+                found[int(vector_id)] = prefix + codes[position].tobytes()
+        return found
+
     def remove(self, ids: NDArray[np.int64]) -> int:
         """Drop the codes of ``ids``; returns how many were held."""
         if not len(ids):

@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
@@ -130,7 +130,6 @@ class _State:
     index: ProbeIndex
     coded: NDArray[np.int64]  # ascending
     marks: NDArray[np.uint8]  # aligned with coded
-    codes: dict[int, bytes] = field(default_factory=dict)  # seq → standalone code (for from-scratch comparisons)
 
 
 class PQTier:
@@ -175,16 +174,24 @@ class PQTier:
         return 0 if self._state is None else self._state.book.nlist
 
     def ram_bytes(self) -> int:
-        """RAM of the index: codes, ids, marks and the codebook (not the bounded exact-row cache)."""
+        """RAM of the index: codes, ids, marks, live seqs and the codebook (not the bounded exact-row cache)."""
         state = self._state
         if state is None:
             return 0
         book = state.book.centroids.nbytes + state.book.codebook.nbytes
-        return state.index.code_bytes() + state.coded.nbytes + state.marks.nbytes + book
+        return state.index.code_bytes() + state.coded.nbytes + state.marks.nbytes + self._seqs.nbytes + book
+
+    def drop_exact_rows(self) -> None:
+        """Empty the second stage's row cache (a benchmark's cold query; the next search opens its rows again)."""
+        self._exact.clear()
+
+    def exact_bytes(self) -> int:
+        """RAM of the bounded exact-row cache of the second stage (dropped whenever the generation moves)."""
+        return self._exact.ram_bytes()
 
     def coded(self) -> dict[int, bytes]:
         """``seq → standalone code`` of every coded drawer (what a from-scratch encode must equal)."""
-        return {} if self._state is None else dict(self._state.codes)
+        return {} if self._state is None else self._state.index.standalone_codes()
 
     @property
     def codebook(self) -> Codebook | None:
@@ -279,7 +286,6 @@ class PQTier:
             index=book.index(codes, seqs),
             coded=seqs,
             marks=marks,
-            codes={seq: coded[seq][1] for seq in coded},
         )
         self._sync(context, state, live)
         return state
@@ -322,8 +328,6 @@ class PQTier:
             same[alive] = (live.marks[position[alive]] == state.marks[alive]).all(axis=1)
         dropped = state.coded[~same]
         state.index.remove(dropped)
-        for seq in dropped.tolist():
-            state.codes.pop(seq, None)
         kept, kept_marks = state.coded[same], state.marks[same]
         fresh_rows = ~np.isin(live.seqs, kept)
         fresh = live.seqs[fresh_rows]
@@ -338,9 +342,7 @@ class PQTier:
                 state.index.add(codes, fresh)
                 self.encoded += len(fresh)
                 for i, seq in enumerate(fresh.tolist()):
-                    code = codes[i].tobytes()
-                    state.codes[seq] = code
-                    written.append((seq, fresh_marks[i].tobytes() + code))
+                    written.append((seq, fresh_marks[i].tobytes() + codes[i].tobytes()))
         merged = np.concatenate((kept, fresh))
         order = np.argsort(merged, kind="stable")
         state.coded = merged[order]
