@@ -21,7 +21,7 @@ from undercroft_store.repair import repair_vault
 from undercroft_store.retention import set_retention, sweep
 from undercroft_store.rotation import rotate_vault
 from undercroft_store.screening import Bypass, BypassReason
-from undercroft_store.search import InvalidSearch, Searcher, SearchRequest
+from undercroft_store.search import InvalidSearch, Searcher, SearchRequest, plan_pool
 from undercroft_store.search.tiers import HnswTier, PQTier, TierOptions, pq, scaled_tier, tables
 from undercroft_store.search.tiers.exact import open_embeddings
 from undercroft_store.writes import refresh_embeddings
@@ -397,3 +397,26 @@ def test_pinned_pages_tile_one_ranking_under_pq(tmp_path: Path) -> None:
                 pages.extend(searcher.search(request).hits)
             assert [hit.to_dict() for hit in pages] == [hit.to_dict() for hit in deep.hits]
             assert [hit.rank for hit in pages] == list(range(100))
+
+
+def test_a_scoped_draw_is_never_starved_by_the_probed_lists(sealed: tuple[Path, VaultStore]) -> None:
+    # One probed list of 42 cannot hold a 256-candidate pool of one wing: the draw probes every list instead,
+    # so the pool is full, holds only members, and the wing's needle is drawn by cosine alone.
+    _, store = sealed
+    rng = random.Random(3)
+    texts = [" ".join(rng.choices(_WORDS, k=12)) for _ in range(1000)] + ["heron estuary tidal survey"]
+    store.write(
+        [DrawerWrite(_drawer(SIZE + i, text, "delta", f"r{i % 2}")) for i, text in enumerate(texts)], screening=Screen()
+    )
+    tier = PQTier(TierOptions(ivf_min=500, nprobe=1))
+    tier.prepare(store)
+    assert tier.nlist == 42
+    needle = append_drawer_id("delta", "r0", SIZE + 1000)
+    vector = EMBEDDER.embed(["heron estuary tidal survey"])[0]
+    query = (vector / np.linalg.norm(vector)).astype(np.float32)
+    for scope in (store.scope_seqs(wing="delta"), store.scope_seqs(wing="delta", room="r0")):
+        plan = plan_pool(len(scope), len(scope), 1, 64)
+        assert not plan.exact
+        drawn = tier.candidates(query, scope, plan)
+        assert drawn.stage_one == plan.stage_one and set(drawn.seqs.tolist()) <= set(scope.tolist())
+        assert needle in [drawer.id for drawer in store.hydrate(drawn.seqs[:5].tolist())]
