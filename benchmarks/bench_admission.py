@@ -20,12 +20,12 @@ from importlib import resources
 
 import numpy as np
 from undercroft_core import HashEmbedder
-from undercroft_store.admission import default_fixture_index, detect, load_fixtures
+from undercroft_store.governance.admission import default_fixture_index, detect, load_fixtures
 
 
 def drawers(count: int, seed: int = 7) -> list[str]:
     """``count`` deterministic 800-character drawers of clean conversational sentences."""
-    raw = resources.files("undercroft_store.admission").joinpath("data").joinpath("clean.json").read_bytes()
+    raw = resources.files("undercroft_store.governance.admission").joinpath("data").joinpath("clean.json").read_bytes()
     sentences = json.loads(raw)["clean"]
     rng = np.random.default_rng(seed)
     out = []

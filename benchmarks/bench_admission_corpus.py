@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from undercroft_core import render_turn
-from undercroft_store.admission import SIGNAL_VOCAB, detect
+from undercroft_store.governance.admission import SIGNAL_VOCAB, detect
 
 HERE = Path(__file__).resolve().parent
 CORPORA = {"dev": HERE / "corpora" / "admission_dev.json", "heldout": HERE / "corpora" / "admission_heldout.json"}

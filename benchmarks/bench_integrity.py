@@ -29,9 +29,9 @@ from pathlib import Path
 
 from undercroft_core import Drawer, HashEmbedder, append_drawer_id
 from undercroft_store import DrawerWrite, Palace, Screen
-from undercroft_store import verify as verify_module
-from undercroft_store._internal import structure
-from undercroft_store._internal.chain_append import committed_head, extendable_head
+from undercroft_store.integrity import verify as verify_module
+from undercroft_store.kernel._internal import structure
+from undercroft_store.kernel._internal.chain_append import committed_head, extendable_head
 
 BATCH = 500
 _WORDS = "the drawer holds the exact words a user saved verbatim never summarised about projects and people".split()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace
-from undercroft_store.kg.graph import FactInput, KnowledgeGraph
+from undercroft_store.memory.kg.graph import FactInput, KnowledgeGraph
 
 BATCH = 1000
 ENTITIES = 5000

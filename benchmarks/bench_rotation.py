@@ -20,8 +20,8 @@ from pathlib import Path
 
 from undercroft_core import Drawer, HashEmbedder, append_drawer_id
 from undercroft_store import DrawerWrite, Palace, Screen
-from undercroft_store.backup import create_backup
-from undercroft_store.rotation import rotate_vault
+from undercroft_store.integrity.backup import create_backup
+from undercroft_store.integrity.rotation import rotate_vault
 from undercroft_vault import Domain, Sealer, SecretBytes, compute_tag, derive_vault_keys, fingerprint
 
 BATCH = 500

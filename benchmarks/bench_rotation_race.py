@@ -30,7 +30,7 @@ from undercroft_core import HashEmbedder
 from undercroft_core.errors import IntegrityError
 from undercroft_store import Palace
 from undercroft_store.errors import DrawerNotFound, VaultInUse
-from undercroft_store.rotation import rotate_vault
+from undercroft_store.integrity.rotation import rotate_vault
 from undercroft_store.search import Searcher, SearchRequest
 
 VAULT = "default"

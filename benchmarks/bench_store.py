@@ -26,8 +26,8 @@ from pathlib import Path
 from undercroft_config.values import Admission
 from undercroft_core import Drawer, HashEmbedder, append_drawer_id
 from undercroft_store import DrawerWrite, Palace, Screen
-from undercroft_store.admission import AdmissionPolicy
-from undercroft_store.quarantine import install_gate
+from undercroft_store.governance.admission import AdmissionPolicy
+from undercroft_store.governance.quarantine import install_gate
 from undercroft_vault import Domain, Sealer, SecretBytes, compute_tag, derive_vault_keys
 
 BATCH = 500

@@ -80,6 +80,11 @@ PLANTS = [
     ("undercroft_store", "import nacl.secret\n", "crypto-libraries"),
     ("undercroft_store", "import httpx\n", "outbound-http"),
     ("undercroft_cli", "import undercroft_vault._internal\n", "private-vault"),
+    # Inside the store: the kernel never reaches up to the façade or a feature; features never import each other.
+    ("undercroft_store.kernel", "import undercroft_store.store\n", "store-layers"),
+    ("undercroft_store.kernel", "import undercroft_store.memory.tunnels\n", "store-layers"),
+    ("undercroft_store.integrity", "import undercroft_store.governance.quarantine\n", "store-layers"),
+    ("undercroft_store.search", "import undercroft_store.memory.dedup\n", "store-layers"),
 ]
 
 
@@ -89,8 +94,8 @@ def test_a_planted_forbidden_import_breaks_the_contract(
 ) -> None:
     assert LINT_IMPORTS
     sources = _copy_tree(tmp_path)
-    src_dir = next(pathlib.Path(s) for s in sources if (pathlib.Path(s) / package).is_dir())
-    (src_dir / package / "planted_forbidden.py").write_text(source)
+    src_dir = next(pathlib.Path(s) for s in sources if (pathlib.Path(s) / package.split(".")[0]).is_dir())
+    (src_dir / package.replace(".", "/") / "planted_forbidden.py").write_text(source)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sources))
     result = subprocess.run([LINT_IMPORTS, "--no-cache"], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert result.returncode != 0, result.stdout

@@ -33,8 +33,11 @@ def test_distribution_shape(name: str) -> None:
     directory = PACKAGES_DIR / name
     src = directory / "src" / import_name(name)
     for required in [directory / "README.md", directory / "tests", src / "__init__.py", src / "py.typed",
-                     src / "errors.py", src / "_internal" / "__init__.py"]:
+                     src / "errors.py"]:
         assert required.exists(), required
+    # Private code lives under an _internal/ package: at the top, or (a layered distribution such as the
+    # store) under each layer that has private code.
+    assert any(src.rglob("_internal/__init__.py")), f"{src} has no _internal/ package"
     assert (directory / "LICENSE").read_bytes() == (ROOT / "LICENSE").read_bytes()
     assert not (directory / "tests" / "__init__.py").exists(), "tests/ must not be a package"
     project = distributions()[name]

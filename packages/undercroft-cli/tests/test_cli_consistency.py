@@ -122,8 +122,8 @@ def test_a_month_that_does_not_exist_is_refused(run: Cli) -> None:
 
 
 def test_a_zero_width_supersession_is_refused_like_a_blank_one(run: Cli, home: Path) -> None:
-    from undercroft_store.kg.errors import InvalidSurfaceInput
-    from undercroft_store.supersession import supersede_drawer
+    from undercroft_store.memory.kg.errors import InvalidSurfaceInput
+    from undercroft_store.memory.supersession import supersede_drawer
 
     drawer = run("remember", "The first decision.")[1].split()[1]
     before = _rows(home)

@@ -10,8 +10,8 @@ import pytest
 from undercroft_cli.mcp import McpDispatcher, ToolReply, ToolSession
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace, VaultStore
-from undercroft_store.forgetting import forget
-from undercroft_store.kg.authority import declare_authority
+from undercroft_store.governance.forgetting import forget
+from undercroft_store.memory.kg.authority import declare_authority
 
 
 @pytest.fixture

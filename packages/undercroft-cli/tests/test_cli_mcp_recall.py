@@ -16,9 +16,9 @@ from undercroft_config.values import Admission
 from undercroft_core import HashEmbedder
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import Palace, VaultStore
-from undercroft_store.admission import AdmissionPolicy
-from undercroft_store.quarantine import install_gate
-from undercroft_store.trust import set_trust
+from undercroft_store.governance.admission import AdmissionPolicy
+from undercroft_store.governance.quarantine import install_gate
+from undercroft_store.kernel.trust import set_trust
 
 # Newer than every clean drawer: first in line for wake-up.
 NEWEST = "2024-05-02T12:00:00.000000Z"

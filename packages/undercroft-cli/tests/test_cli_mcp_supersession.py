@@ -20,10 +20,10 @@ from undercroft_core import HashEmbedder
 from undercroft_core.ids import append_drawer_id
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import DrawerWrite, Palace, Screen, VaultStore
-from undercroft_store.admission import AdmissionPolicy, load_fixtures
-from undercroft_store.quarantine import install_gate
-from undercroft_store.rulings import allow, list_admissions
-from undercroft_store.supersession import supersessions
+from undercroft_store.governance.admission import AdmissionPolicy, load_fixtures
+from undercroft_store.governance.quarantine import install_gate
+from undercroft_store.governance.rulings import allow, list_admissions
+from undercroft_store.memory.supersession import supersessions
 
 FIXED = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 MISSING = "drawer_" + "a" * 32

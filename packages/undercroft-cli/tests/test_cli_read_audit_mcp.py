@@ -23,10 +23,10 @@ from undercroft_cli.mcp import McpDispatcher, ToolReply, ToolSession
 from undercroft_cli.mcp.tools import registry
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace, VaultStore
-from undercroft_store.forgetting import forget
-from undercroft_store.kg.authority import declare_authority
-from undercroft_store.kg.graph import KnowledgeGraph
-from undercroft_store.tunnels import create_tunnel
+from undercroft_store.governance.forgetting import forget
+from undercroft_store.memory.kg.authority import declare_authority
+from undercroft_store.memory.kg.graph import KnowledgeGraph
+from undercroft_store.memory.tunnels import create_tunnel
 
 FIXED = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 Furnished = dict[str, str]

@@ -14,7 +14,7 @@ import pytest
 from undercroft_core import Drawer, HashEmbedder, append_drawer_id
 from undercroft_store import DrawerWrite, Palace, Screen, VaultStore
 from undercroft_store.errors import RecordTampered
-from undercroft_store.repair import repair_vault
+from undercroft_store.integrity.repair import repair_vault
 from undercroft_store.search import HYDRATION_FLOOR, Searcher, SearchRequest
 from undercroft_store.search.errors import InvalidSearch
 from undercroft_store.search.fts import cosine_cut, fts_candidates, match_expression, usable_terms

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from undercroft_store.admission import MARKER_SIGNALS, detect, load_fixtures, load_paraphrases
+from undercroft_store.governance.admission import MARKER_SIGNALS, detect, load_fixtures, load_paraphrases
 
 CORPORA = Path(__file__).resolve().parents[3] / "benchmarks" / "corpora"
 #: Measured 21/30 attacks caught and 5/40 benign flagged at the commit that introduced this test.

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from undercroft_core.errors import InvalidInput
-from undercroft_store.admission import Finding, Signal, Subject, detect
+from undercroft_store.governance.admission import Finding, Signal, Subject, detect
 
 
 def signals(text: str, wing: str = "family", room: str = "notes") -> set[str]:

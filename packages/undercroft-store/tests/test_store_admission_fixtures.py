@@ -7,7 +7,7 @@ from importlib import resources
 
 import pytest
 from undercroft_core.errors import InvalidInput
-from undercroft_store.admission import (
+from undercroft_store.governance.admission import (
     FIXTURE_FAMILIES,
     MARKER_SIGNALS,
     SIMILARITY_THRESHOLD,
@@ -26,7 +26,7 @@ from undercroft_store.admission import (
 FIXTURES = load_fixtures()
 PARAPHRASES = load_paraphrases()
 CLEAN = tuple(
-    json.loads(resources.files("undercroft_store.admission").joinpath("data").joinpath("clean.json").read_bytes())[
+    json.loads(resources.files("undercroft_store.governance.admission").joinpath("data").joinpath("clean.json").read_bytes())[
         "clean"
     ]
 )

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from undercroft_core import render_turn
-from undercroft_store.admission import detect
+from undercroft_store.governance.admission import detect
 
 # The evaluation data lives beside the repository, in <ancestor>/shared/data (never committed here). The first
 # ancestor holding it wins, so a checkout nested one level deeper (a worktree) measures instead of skipping.

@@ -6,7 +6,7 @@ import pytest
 from undercroft_config import Refused
 from undercroft_config.values import Admission, Rate
 from undercroft_core.errors import InvalidInput
-from undercroft_store.admission import (
+from undercroft_store.governance.admission import (
     RATE_FINDING,
     AdmissionGate,
     AdmissionPolicy,

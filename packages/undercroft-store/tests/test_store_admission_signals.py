@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from undercroft_core.errors import InvalidInput
-from undercroft_store.admission import (
+from undercroft_store.governance.admission import (
     SIGNAL_VOCAB,
     AdmitReason,
     AdvisorOutcome,

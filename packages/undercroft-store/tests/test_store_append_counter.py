@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from undercroft_core import HashEmbedder
 from undercroft_store import AppendCollision, Palace
-from undercroft_store.repair import repair_vault
+from undercroft_store.integrity.repair import repair_vault
 
 
 def _reset_counter(home: Path, value: bytes = b"0") -> None:

@@ -11,9 +11,9 @@ import pytest
 from undercroft_core import HashEmbedder
 from undercroft_core.errors import IntegrityError
 from undercroft_store import ManifestTampered, Palace
-from undercroft_store.backup import KEEP, create_backup, list_backups, restore_backup
 from undercroft_store.errors import BackupMismatch, BackupNotFound, BackupRefused, VaultInUse
-from undercroft_store.rotation import rotate_vault
+from undercroft_store.integrity.backup import KEEP, create_backup, list_backups, restore_backup
+from undercroft_store.integrity.rotation import rotate_vault
 
 
 class Clock:

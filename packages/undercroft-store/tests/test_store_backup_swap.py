@@ -13,9 +13,9 @@ import pytest
 from undercroft_core import HashEmbedder
 from undercroft_core.errors import IntegrityError
 from undercroft_store import Palace
-from undercroft_store import backup as backup_module
-from undercroft_store.backup import BackupInfo, create_backup, restore_backup
 from undercroft_store.errors import BackupRefused
+from undercroft_store.integrity import backup as backup_module
+from undercroft_store.integrity.backup import BackupInfo, create_backup, restore_backup
 
 
 class Clock:

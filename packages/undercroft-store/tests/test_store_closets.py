@@ -7,10 +7,10 @@ from collections.abc import Iterator
 import pytest
 from undercroft_core import HashEmbedder
 from undercroft_store import Bypass, BypassReason, DrawerWrite, Palace, VaultStore
-from undercroft_store.closets import build_closets, render_closets
-from undercroft_store.hallways import hallways
-from undercroft_store.kg.errors import InvalidSurfaceInput
-from undercroft_store.wakeup import wake_up
+from undercroft_store.memory.closets import build_closets, render_closets
+from undercroft_store.memory.hallways import hallways
+from undercroft_store.memory.kg.errors import InvalidSurfaceInput
+from undercroft_store.memory.wakeup import wake_up
 
 
 @pytest.fixture

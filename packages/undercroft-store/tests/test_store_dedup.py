@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace, VaultStore
-from undercroft_store.dedup import check_duplicate, dedup, find_duplicates, save_with_dedup
-from undercroft_store.kg.errors import InvalidSurfaceInput
+from undercroft_store.memory.dedup import check_duplicate, dedup, find_duplicates, save_with_dedup
+from undercroft_store.memory.kg.errors import InvalidSurfaceInput
 
 
 @pytest.fixture

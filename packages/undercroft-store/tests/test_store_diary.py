@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace, VaultStore
-from undercroft_store.diaries import diary_agents, read_diary, write_diary
-from undercroft_store.kg.errors import InvalidSurfaceInput
+from undercroft_store.memory.diaries import diary_agents, read_diary, write_diary
+from undercroft_store.memory.kg.errors import InvalidSurfaceInput
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from undercroft_core import HashEmbedder
 from undercroft_store import ChainBroken, DrawerNotFound, InvalidDrawer, Palace, ReadOnlyStore
-from undercroft_store.forgetting import ForgetReceipt, InvalidReceipt, forget, verify_forgetting
+from undercroft_store.governance.forgetting import ForgetReceipt, InvalidReceipt, forget, verify_forgetting
 from undercroft_vault import generate_signing_identity
 
 TEXTS = ["Alice lives at 12 Elm Street.", "Alice's phone is 555-0100.", "The team chose GraphQL."]
@@ -182,7 +182,7 @@ def test_a_receipt_of_another_vault_fails(palace: Palace) -> None:
 
 
 def test_after_a_rotation_a_receipt_reads_recorded(palace: Palace, home: Path) -> None:
-    from undercroft_store import rotation  # landed: a missing module is a failure, not a skip
+    from undercroft_store.integrity import rotation  # landed: a missing module is a failure, not a skip
     ids = _fill(palace)
     with palace.open_vault("default", HashEmbedder()) as store:
         document = forget(store, [ids[0]], signer=generate_signing_identity(hybrid=False)).to_json()

@@ -14,9 +14,9 @@ from types import ModuleType
 import pytest
 from undercroft_core import HashEmbedder
 from undercroft_store import DrawerNotFound, Palace
-from undercroft_store import forgetting as forgetting_module
-from undercroft_store._internal import chain_append as anchor_module
-from undercroft_store.forgetting import forget, verify_forgetting
+from undercroft_store.governance import forgetting as forgetting_module
+from undercroft_store.governance.forgetting import forget, verify_forgetting
+from undercroft_store.kernel._internal import chain_append as anchor_module
 from undercroft_store.store import VaultStore
 
 TEXTS = ["Alice lives at 12 Elm Street.", "Alice's phone is 555-0100.", "The team chose GraphQL."]
@@ -138,7 +138,7 @@ def test_a_failure_inside_the_transaction_rolls_back_on_a_live_handle(
 
 def test_a_row_relabelled_beneath_a_replayed_handle_refuses_before_destroying(tmp_path: Path) -> None:
     """The whole trail is replayed inside the transaction, before the first tombstone: nothing is destroyed."""
-    from undercroft_store.label_guard import LabelGuardRefused, label_guard
+    from undercroft_store.kernel.label_guard import LabelGuardRefused, label_guard
 
     home = tmp_path / "palace"
     ids = _fill(home)

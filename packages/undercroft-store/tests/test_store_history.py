@@ -11,7 +11,7 @@ from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import Bypass, BypassReason, DrawerWrite, Palace, VaultStore
 from undercroft_store.errors import InvalidDrawer
-from undercroft_store.history import HistoryRecord, HistoryRefused, history
+from undercroft_store.integrity.history import HistoryRecord, HistoryRefused, history
 
 
 def _plant_quarantined(store: VaultStore) -> str:

@@ -16,16 +16,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import undercroft_store.history as history_module
+import undercroft_store.integrity.history as history_module
 from undercroft_config.values import Admission
 from undercroft_core import HashEmbedder
 from undercroft_core.errors import IntegrityError
 from undercroft_store import ChainBroken, Palace, VaultStore
-from undercroft_store.admission import AdmissionPolicy, load_fixtures
-from undercroft_store.history import HistoryRefused, history
-from undercroft_store.label_guard import LabelGuard, LabelGuardRefused, label_guard
-from undercroft_store.quarantine import install_gate
-from undercroft_store.rulings import allow, deny, list_admissions
+from undercroft_store.governance.admission import AdmissionPolicy, load_fixtures
+from undercroft_store.governance.quarantine import install_gate
+from undercroft_store.governance.rulings import allow, deny, list_admissions
+from undercroft_store.integrity.history import HistoryRefused, history
+from undercroft_store.kernel.label_guard import LabelGuard, LabelGuardRefused, label_guard
 
 ATTACK = load_fixtures()[0].text
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from undercroft_core import Drawer, HashEmbedder, append_drawer_id
 from undercroft_store import DrawerWrite, IndexDamaged, Palace, Screen
-from undercroft_store.backup import create_backup
-from undercroft_store.dedup import find_duplicates
 from undercroft_store.errors import BackupRefused
-from undercroft_store.repair import repair_vault
+from undercroft_store.integrity.backup import create_backup
+from undercroft_store.integrity.repair import repair_vault
+from undercroft_store.memory.dedup import find_duplicates
 
 PER_WING = 40
 

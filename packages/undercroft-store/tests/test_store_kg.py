@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace, ReadOnlyStore, VaultStore
-from undercroft_store.kg import graph as graph_module
-from undercroft_store.kg.errors import FactNotFound, FactTampered, InvalidFact
-from undercroft_store.kg.graph import FactInput, KnowledgeGraph
+from undercroft_store.memory.kg import graph as graph_module
+from undercroft_store.memory.kg.errors import FactNotFound, FactTampered, InvalidFact
+from undercroft_store.memory.kg.graph import FactInput, KnowledgeGraph
 
 
 @pytest.fixture(params=["sealed", "hmac-only"])

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from undercroft_core import HashEmbedder
 from undercroft_store import DrawerWrite, Palace, Screen, VaultStore
-from undercroft_store.kg.authority import canonical, declare_authority
-from undercroft_store.kg.errors import FactTampered, InvalidFact
-from undercroft_store.kg.graph import KnowledgeGraph
-from undercroft_store.kg.receipts import IntegrityVerdict, ReceiptReport, fact_receipts
+from undercroft_store.memory.kg.authority import canonical, declare_authority
+from undercroft_store.memory.kg.errors import FactTampered, InvalidFact
+from undercroft_store.memory.kg.graph import KnowledgeGraph
+from undercroft_store.memory.kg.receipts import IntegrityVerdict, ReceiptReport, fact_receipts
 
 
 def _open(palace: Palace) -> VaultStore:

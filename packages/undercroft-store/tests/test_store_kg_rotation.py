@@ -8,19 +8,19 @@ from dataclasses import dataclass
 import pytest
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace
-from undercroft_store.kg.errors import FactTampered
-from undercroft_store.kg.facts import at_rest_payload
-from undercroft_store.kg.graph import KnowledgeGraph
-from undercroft_store.kg.rotation import (
+from undercroft_store.kernel._internal.surface_tables import SURFACE_TAGGED_TABLES
+from undercroft_store.memory.kg.errors import FactTampered
+from undercroft_store.memory.kg.facts import at_rest_payload
+from undercroft_store.memory.kg.graph import KnowledgeGraph
+from undercroft_store.memory.kg.rotation import (
     RESEAL_HOOKS,
     reseal_entities,
     reseal_facts,
     reseal_supersessions,
     reseal_tunnels,
 )
-from undercroft_store.kg.schema import SURFACE_TAGGED_TABLES
-from undercroft_store.supersession import supersede_drawer
-from undercroft_store.tunnels import create_tunnel
+from undercroft_store.memory.supersession import supersede_drawer
+from undercroft_store.memory.tunnels import create_tunnel
 from undercroft_vault import Domain, Sealer, SecretBytes, VaultKeys, compute_tag, derive_vault_keys, new_vault_salt
 
 
@@ -67,10 +67,10 @@ def test_hooks_reseal_and_retag_every_row(palace: Palace) -> None:
 
 
 def test_a_real_rotation_keeps_every_surface_readable_and_verified(palace: Palace) -> None:
-    from undercroft_store.kg.receipts import ReceiptReport, fact_receipts
-    from undercroft_store.rotation import rotate_vault
-    from undercroft_store.supersession import supersessions
-    from undercroft_store.tunnels import list_tunnels
+    from undercroft_store.integrity.rotation import rotate_vault
+    from undercroft_store.memory.kg.receipts import ReceiptReport, fact_receipts
+    from undercroft_store.memory.supersession import supersessions
+    from undercroft_store.memory.tunnels import list_tunnels
 
     with palace.open_vault("default", HashEmbedder()) as store:
         [saved] = store.remember("Max joined Acme in 2020.", wing="people", room="max", added_by="t")

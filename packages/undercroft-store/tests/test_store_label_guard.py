@@ -9,8 +9,8 @@ import pytest
 from undercroft_core import HashEmbedder
 from undercroft_core.errors import IntegrityError
 from undercroft_store import Palace
-from undercroft_store.label_guard import LabelGuardRefused, label_guard
-from undercroft_store.trust import list_trust, set_trust
+from undercroft_store.kernel.label_guard import LabelGuardRefused, label_guard
+from undercroft_store.kernel.trust import list_trust, set_trust
 
 
 def _db(home: Path) -> sqlite3.Connection:

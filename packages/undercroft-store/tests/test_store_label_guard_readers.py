@@ -17,12 +17,13 @@ import pytest
 from undercroft_core import HashEmbedder
 from undercroft_core.errors import IntegrityError
 from undercroft_store import ChainBroken, Palace, VaultStore
-from undercroft_store.forgetting import forget, verify_forgetting
-from undercroft_store.label_guard import LabelGuardRefused, label_guard
-from undercroft_store.retention import list_retention, set_retention, sweep
-from undercroft_store.rulings import list_admissions
-from undercroft_store.trust import list_trust, set_trust, trust_policy
-from undercroft_store.witness import check_witness_document, emit_witness
+from undercroft_store.governance.forgetting import forget, verify_forgetting
+from undercroft_store.governance.retention import list_retention, set_retention, sweep
+from undercroft_store.governance.rulings import list_admissions
+from undercroft_store.integrity.witness import check_witness_document, emit_witness
+from undercroft_store.kernel.label_guard import LabelGuardRefused, label_guard
+from undercroft_store.kernel.trust import list_trust, set_trust
+from undercroft_store.search.scope import trust_policy
 
 Reader = Callable[[VaultStore, dict[str, object]], object]
 
@@ -90,7 +91,7 @@ def test_a_row_relabelled_beneath_a_replayed_handle_refuses(
 
 
 def test_the_duplicate_replay_check_is_gone() -> None:
-    assert importlib.util.find_spec("undercroft_store._internal.replay_guard") is None
+    assert importlib.util.find_spec("undercroft_store.kernel._internal.replay_guard") is None
 
 
 def test_clean_readers_share_one_replay(governed: dict[str, object], palace: Palace, embedder: HashEmbedder) -> None:

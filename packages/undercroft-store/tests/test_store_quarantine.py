@@ -15,9 +15,9 @@ from undercroft_core.drawer import Drawer
 from undercroft_core.ids import ID_RECIPE_SOURCE, source_drawer_id
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import Bypass, BypassReason, DrawerWrite, Palace, Screen
-from undercroft_store.admission import AdmissionPolicy, load_fixtures
 from undercroft_store.errors import DrawerNotFound, InvalidDrawer
-from undercroft_store.quarantine import gate_for, install_gate
+from undercroft_store.governance.admission import AdmissionPolicy, load_fixtures
+from undercroft_store.governance.quarantine import gate_for, install_gate
 from undercroft_store.search import Searcher, SearchRequest
 from undercroft_store.store import VaultStore
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace, ReadOnlyStore
-from undercroft_store.read_audit import (
+from undercroft_store.governance.read_audit import (
     InvalidAuditRecord,
     anchor,
     ceiling_report,

@@ -21,18 +21,18 @@ import pytest
 import undercroft_store
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace, VaultStore
-from undercroft_store.closets import build_closets
-from undercroft_store.dedup import check_duplicate, dedup, save_with_dedup
-from undercroft_store.diaries import read_diary, write_diary
-from undercroft_store.hallways import hallways
-from undercroft_store.kg.authority import canonical, declare_authority
-from undercroft_store.kg.graph import KnowledgeGraph
-from undercroft_store.read_audit import READERS, InternalRead, silent
-from undercroft_store.rulings import list_admissions
+from undercroft_store.governance.read_audit import READERS, InternalRead, silent
+from undercroft_store.governance.rulings import list_admissions
+from undercroft_store.memory.closets import build_closets
+from undercroft_store.memory.dedup import check_duplicate, dedup, save_with_dedup
+from undercroft_store.memory.diaries import read_diary, write_diary
+from undercroft_store.memory.hallways import hallways
+from undercroft_store.memory.kg.authority import canonical, declare_authority
+from undercroft_store.memory.kg.graph import KnowledgeGraph
+from undercroft_store.memory.supersession import live_at, supersede_drawer, supersessions
+from undercroft_store.memory.tunnels import create_tunnel, follow_tunnel, list_tunnels
+from undercroft_store.memory.wakeup import wake_up
 from undercroft_store.search import Searcher, SearchRequest
-from undercroft_store.supersession import live_at, supersede_drawer, supersessions
-from undercroft_store.tunnels import create_tunnel, follow_tunnel, list_tunnels
-from undercroft_store.wakeup import wake_up
 
 CONTENT = re.compile(r"\b(Drawer|Fact|KgEntity|Closet|Hallway|WakeUp|AdmissionItem|SearchResult|SearchHit)\b")
 
@@ -48,32 +48,41 @@ AUDITED: dict[str, tuple[str, Call]] = {
         "search",
         lambda s, ids: Searcher(s, HashEmbedder()).search(SearchRequest("Alice meets Bob", limit=3)),
     ),
-    "undercroft_store.wakeup:wake_up": ("recent", lambda s, ids: wake_up(s)),
-    "undercroft_store.diaries:read_diary": ("diary", lambda s, ids: read_diary(s, "scout")),
-    "undercroft_store.tunnels:follow_tunnel": ("tunnel", lambda s, ids: follow_tunnel(s, ids["tunnel"])),
-    "undercroft_store.closets:build_closets": ("closet", lambda s, ids: build_closets(s, wing="notes")),
-    "undercroft_store.hallways:hallways": ("hallways", lambda s, ids: hallways(s, "notes")),
-    "undercroft_store.rulings:list_admissions": ("admission-queue", lambda s, ids: list_admissions(s)),
-    "undercroft_store.supersession:live_at": ("list", lambda s, ids: live_at(s, "2030-01-01T00:00:00Z")),
-    "undercroft_store.kg.graph:KnowledgeGraph.get": ("kg-query", lambda s, ids: KnowledgeGraph(s).get(ids["fact"])),
-    "undercroft_store.kg.graph:KnowledgeGraph.query": ("kg-query", lambda s, ids: KnowledgeGraph(s).query("Alice")),
-    "undercroft_store.kg.graph:KnowledgeGraph.rel": ("kg-query", lambda s, ids: KnowledgeGraph(s).rel("knows")),
-    "undercroft_store.kg.graph:KnowledgeGraph.timeline": (
+    "undercroft_store.memory.wakeup:wake_up": ("recent", lambda s, ids: wake_up(s)),
+    "undercroft_store.memory.diaries:read_diary": ("diary", lambda s, ids: read_diary(s, "scout")),
+    "undercroft_store.memory.tunnels:follow_tunnel": ("tunnel", lambda s, ids: follow_tunnel(s, ids["tunnel"])),
+    "undercroft_store.memory.closets:build_closets": ("closet", lambda s, ids: build_closets(s, wing="notes")),
+    "undercroft_store.memory.hallways:hallways": ("hallways", lambda s, ids: hallways(s, "notes")),
+    "undercroft_store.governance.rulings:list_admissions": ("admission-queue", lambda s, ids: list_admissions(s)),
+    "undercroft_store.memory.supersession:live_at": ("list", lambda s, ids: live_at(s, "2030-01-01T00:00:00Z")),
+    "undercroft_store.memory.kg.graph:KnowledgeGraph.get": (
+        "kg-query",
+        lambda s, ids: KnowledgeGraph(s).get(ids["fact"]),
+    ),
+    "undercroft_store.memory.kg.graph:KnowledgeGraph.query": (
+        "kg-query",
+        lambda s, ids: KnowledgeGraph(s).query("Alice"),
+    ),
+    "undercroft_store.memory.kg.graph:KnowledgeGraph.rel": ("kg-query", lambda s, ids: KnowledgeGraph(s).rel("knows")),
+    "undercroft_store.memory.kg.graph:KnowledgeGraph.timeline": (
         "kg-timeline",
         lambda s, ids: KnowledgeGraph(s).timeline("Alice"),
     ),
-    "undercroft_store.kg.graph:KnowledgeGraph.entities": ("kg-entities", lambda s, ids: KnowledgeGraph(s).entities()),
-    "undercroft_store.kg.authority:canonical": ("kg-canonical", lambda s, ids: canonical(s, "alice-employer")),
+    "undercroft_store.memory.kg.graph:KnowledgeGraph.entities": (
+        "kg-entities",
+        lambda s, ids: KnowledgeGraph(s).entities(),
+    ),
+    "undercroft_store.memory.kg.authority:canonical": ("kg-canonical", lambda s, ids: canonical(s, "alice-employer")),
 }
 
 #: name -> why it appends nothing
 EXCLUDED: dict[str, str] = {
-    "undercroft_store.kg.facts:decode_fact": "a codec over bytes its caller already read",
-    "undercroft_store.kg.facts:with_changes": "a pure copy of a fact the caller holds",
-    "undercroft_store.kg.graph:KnowledgeGraph.add": "a write: returns the fact it wrote",
-    "undercroft_store.kg.graph:KnowledgeGraph.add_many": "a write: returns the facts it wrote",
-    "undercroft_store.kg.graph:KnowledgeGraph.invalidate": "a write: returns the fact it closed",
-    "undercroft_store.kg.graph:KnowledgeGraph.supersede": "a write: returns the facts it closed and wrote",
+    "undercroft_store.memory.kg.facts:decode_fact": "a codec over bytes its caller already read",
+    "undercroft_store.memory.kg.facts:with_changes": "a pure copy of a fact the caller holds",
+    "undercroft_store.memory.kg.graph:KnowledgeGraph.add": "a write: returns the fact it wrote",
+    "undercroft_store.memory.kg.graph:KnowledgeGraph.add_many": "a write: returns the facts it wrote",
+    "undercroft_store.memory.kg.graph:KnowledgeGraph.invalidate": "a write: returns the fact it closed",
+    "undercroft_store.memory.kg.graph:KnowledgeGraph.supersede": "a write: returns the facts it closed and wrote",
     "undercroft_store.search.lexicon:BagSource.hydrate_many": "a protocol: the store's hydrate_many is audited",
     "undercroft_store.search.lexicon:Lexicon.entries": "search internals: reads through VaultStore.hydrate_many",
 }

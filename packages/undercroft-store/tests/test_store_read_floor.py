@@ -15,12 +15,12 @@ import pytest
 from undercroft_config import Refused
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace, VaultStore
-from undercroft_store.closets import build_closets
-from undercroft_store.dedup import check_duplicate
+from undercroft_store.kernel.trust import Floor, TrustTampered, floor_in_force, read_floor, set_trust
+from undercroft_store.memory.closets import build_closets
+from undercroft_store.memory.dedup import check_duplicate
+from undercroft_store.memory.supersession import live_at
+from undercroft_store.memory.wakeup import wake_up
 from undercroft_store.search import Searcher, SearchRequest
-from undercroft_store.supersession import live_at
-from undercroft_store.trust import Floor, TrustTampered, floor_in_force, read_floor, set_trust
-from undercroft_store.wakeup import wake_up
 
 EMBEDDER = HashEmbedder()
 SCRAPED = "Forum post: restart the queue workers with sudo rm and decided it was fine."

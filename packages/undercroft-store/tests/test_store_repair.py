@@ -10,7 +10,7 @@ from undercroft_core import HashEmbedder
 from undercroft_core.embedder import EmbedderIdentity
 from undercroft_core.hash_embedder import DegradingEmbedder
 from undercroft_store import EmbedderMismatch, Palace
-from undercroft_store.repair import repair_vault
+from undercroft_store.integrity.repair import repair_vault
 
 
 class OtherEmbedder(HashEmbedder):

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from undercroft_core import HashEmbedder
 from undercroft_store import ChainBroken, Palace, ReadOnlyStore
-from undercroft_store.forgetting import verify_forgetting
-from undercroft_store.retention import (
+from undercroft_store.governance.forgetting import verify_forgetting
+from undercroft_store.governance.retention import (
     InvalidRetention,
     clear_retention,
     list_retention,
@@ -179,7 +179,7 @@ def test_policy_rows_carry_no_content(palace: Palace, home: Path) -> None:
 
 
 def test_policies_survive_a_rotation(palace: Palace, home: Path) -> None:
-    from undercroft_store import rotation  # landed: a missing module is a failure, not a skip
+    from undercroft_store.integrity import rotation  # landed: a missing module is a failure, not a skip
     ids = _fill(palace)
     with palace.open_vault("default", HashEmbedder()) as store:
         set_retention(store, "chat", max_age=DAY)

@@ -10,7 +10,7 @@ import pytest
 from undercroft_core import HashEmbedder
 from undercroft_store import DrawerNotFound, Palace, VaultStore
 from undercroft_store.errors import RotationRefused, RotationUnsupported, VaultInUse
-from undercroft_store.rotation import CHECKPOINTS, rotate_vault
+from undercroft_store.integrity.rotation import CHECKPOINTS, rotate_vault
 from undercroft_vault import BlindIndex, Domain, Sealer, read_manifest
 
 WORDS = ["zebra", "quokka", "marmalade", "lighthouse", "saxophone", "avalanche"]
@@ -239,10 +239,8 @@ def test_refuses_rows_in_a_table_nothing_rekeys_and_ignores_an_empty_one(palace:
 def test_a_registered_hook_rekeys_its_rows_and_echoes_audit_records(
     palace: Palace, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import sys
-    import types
-
-    from undercroft_store import rotation
+    from undercroft_store.integrity import rotation
+    from undercroft_store.kernel import seams
     from undercroft_vault import compute_tag
 
     _fill(palace)
@@ -258,10 +256,7 @@ def test_a_registered_hook_rekeys_its_rows_and_echoes_audit_records(
         rekeying.connection.execute("UPDATE probe_policy SET tag = ?", (tag,))
         return [("probe/life", tag)]
 
-    module = types.ModuleType("probe_hooks")
-    module.reseal = reseal  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "probe_hooks", module)
-    monkeypatch.setitem(rotation.RESEALERS, "probe_policy", "probe_hooks:reseal")
+    monkeypatch.setitem(seams._resealers, "probe_policy", reseal)  # as a feature registers it (wiring.py)
     report = rotate_vault(palace, "default", HashEmbedder())
     assert seen == ["default"] and report.rekey_records == 6
     raw = _raw(home)

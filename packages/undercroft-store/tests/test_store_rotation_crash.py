@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace
-from undercroft_store.rotation import CHECKPOINTS
+from undercroft_store.integrity.rotation import CHECKPOINTS
 
 _CHILD = textwrap.dedent(
     """
@@ -20,7 +20,7 @@ _CHILD = textwrap.dedent(
     from pathlib import Path
     from undercroft_core import HashEmbedder
     from undercroft_store import Palace
-    from undercroft_store.rotation import rotate_vault
+    from undercroft_store.integrity.rotation import rotate_vault
 
     point = sys.argv[2]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from undercroft_config.values import Admission
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace
-from undercroft_store.admission import AdmissionPolicy, load_fixtures
-from undercroft_store.quarantine import install_gate
-from undercroft_store.rotation import rotate_vault
-from undercroft_store.rulings import list_admissions
-from undercroft_store.trust import list_trust, set_trust
+from undercroft_store.governance.admission import AdmissionPolicy, load_fixtures
+from undercroft_store.governance.quarantine import install_gate
+from undercroft_store.governance.rulings import list_admissions
+from undercroft_store.integrity.rotation import rotate_vault
+from undercroft_store.kernel.trust import list_trust, set_trust
 
 
 def test_rotation_rekeys_trust_rows_and_the_queue(palace: Palace, embedder: HashEmbedder) -> None:

@@ -13,10 +13,10 @@ from undercroft_core.drawer import Drawer
 from undercroft_core.ids import ID_RECIPE_SOURCE, source_drawer_id
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import DrawerWrite, Palace, Screen
-from undercroft_store.admission import AdmissionPolicy, load_fixtures
 from undercroft_store.errors import DrawerNotFound
-from undercroft_store.quarantine import QueueTampered, install_gate
-from undercroft_store.rulings import DestinationMoved, QueueEntryNotFound, allow, list_admissions
+from undercroft_store.governance.admission import AdmissionPolicy, load_fixtures
+from undercroft_store.governance.quarantine import QueueTampered, install_gate
+from undercroft_store.governance.rulings import DestinationMoved, QueueEntryNotFound, allow, list_admissions
 from undercroft_store.store import VaultStore
 
 ATTACK = load_fixtures()[0].text
@@ -77,7 +77,7 @@ def test_destination_rechecked_inside_the_write_transaction(
     store: VaultStore, palace: Palace, embedder: HashEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     [queued] = store.write([DrawerWrite(_drawer(ATTACK))], screening=Screen())
-    import undercroft_store.rulings as rulings
+    import undercroft_store.governance.rulings as rulings
 
     real = rulings._stored_vector
 
@@ -118,8 +118,8 @@ def test_queue_row_deleted_is_detected(store: VaultStore, palace: Palace, embedd
 
 
 def test_deny_destroys_through_attested_forgetting(store: VaultStore) -> None:
-    from undercroft_store.forgetting import verify_forgetting
-    from undercroft_store.rulings import deny
+    from undercroft_store.governance.forgetting import verify_forgetting
+    from undercroft_store.governance.rulings import deny
 
     [queued] = store.write([DrawerWrite(_drawer(ATTACK))], screening=Screen())
     ruling = deny(store, queued.id)

@@ -18,12 +18,12 @@ from undercroft_core.drawer import Drawer
 from undercroft_core.ids import ID_RECIPE_SOURCE, source_drawer_id
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import DrawerNotFound, DrawerWrite, Palace, Screen
-from undercroft_store import rulings as rulings_module
-from undercroft_store._internal import chain_append as anchor_module
-from undercroft_store.admission import AdmissionPolicy, load_fixtures
-from undercroft_store.forgetting import verify_forgetting
-from undercroft_store.quarantine import install_gate
-from undercroft_store.rulings import deny, list_admissions
+from undercroft_store.governance import rulings as rulings_module
+from undercroft_store.governance.admission import AdmissionPolicy, load_fixtures
+from undercroft_store.governance.forgetting import verify_forgetting
+from undercroft_store.governance.quarantine import install_gate
+from undercroft_store.governance.rulings import deny, list_admissions
+from undercroft_store.kernel._internal import chain_append as anchor_module
 from undercroft_store.store import VaultStore
 
 ATTACK = load_fixtures()[0].text

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from undercroft_core import Drawer, HashEmbedder, append_drawer_id
 from undercroft_store import DrawerWrite, Palace, RecordTampered, Screen, VaultStore
-from undercroft_store.screening import Bypass, BypassReason
+from undercroft_store.kernel.screening import Bypass, BypassReason
+from undercroft_store.kernel.writes import refresh_embeddings
 from undercroft_store.search import EmbeddingCache, Searcher, SearchRequest
-from undercroft_store.writes import refresh_embeddings
 
 EMBEDDER = HashEmbedder()
 SIZE = 600  # above the small-vault floor (256), so a single change is patched, not rebuilt

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from undercroft_core import Drawer, HashEmbedder, append_drawer_id
 from undercroft_core.language import Token, resolve_language
 from undercroft_store import DrawerWrite, Palace, Screen, VaultStore
-from undercroft_store._internal.hydration import trusted_drawer
 from undercroft_store.errors import InvalidDrawer, RecordTampered
+from undercroft_store.kernel._internal.hydration import trusted_drawer
 from undercroft_store.search import Searcher, SearchRequest
 from undercroft_store.search._internal.term_bags import TermBag, term_bag
 from undercroft_store.search.lexical import BM25_B, BM25_K1, LexicalQuery, _pool_resolution, score_lexical

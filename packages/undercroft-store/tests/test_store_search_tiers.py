@@ -16,15 +16,16 @@ import numpy as np
 import pytest
 from undercroft_core import Drawer, HashEmbedder, append_drawer_id
 from undercroft_store import DrawerWrite, Palace, Screen, VaultStore
-from undercroft_store.forgetting import forget
-from undercroft_store.repair import repair_vault
-from undercroft_store.retention import set_retention, sweep
-from undercroft_store.rotation import rotate_vault
-from undercroft_store.screening import Bypass, BypassReason
+from undercroft_store.governance.forgetting import forget
+from undercroft_store.governance.retention import set_retention, sweep
+from undercroft_store.integrity.repair import repair_vault
+from undercroft_store.integrity.rotation import rotate_vault
+from undercroft_store.kernel import tier_tables as tables
+from undercroft_store.kernel.screening import Bypass, BypassReason
+from undercroft_store.kernel.writes import refresh_embeddings
 from undercroft_store.search import InvalidSearch, Searcher, SearchRequest, plan_pool
-from undercroft_store.search.tiers import HnswTier, PQTier, TierOptions, pq, scaled_tier, tables
+from undercroft_store.search.tiers import HnswTier, PQTier, TierOptions, pq, scaled_tier
 from undercroft_store.search.tiers.exact import open_embeddings
-from undercroft_store.writes import refresh_embeddings
 
 EMBEDDER = HashEmbedder()
 SIZE = 700

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace
+from undercroft_store.kernel.trust import TrustTampered, set_trust
 from undercroft_store.search import Searcher, SearchRequest
 from undercroft_store.store import VaultStore
-from undercroft_store.trust import TrustTampered, set_trust
 
 EMBEDDER = HashEmbedder()
 FLOORED = {"UNDERCROFT_TRUST_FLOOR": "standard"}

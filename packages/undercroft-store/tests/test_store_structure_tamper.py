@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from undercroft_core import HashEmbedder
 from undercroft_store import ChainBroken, Palace
-from undercroft_store.repair import repair_vault
+from undercroft_store.integrity.repair import repair_vault
 
 
 def _raw(home: Path, name: str = "default") -> sqlite3.Connection:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from undercroft_core import HashEmbedder
 from undercroft_store import DrawerWrite, Palace, Screen
-from undercroft_store.supersession import live_at, supersede_drawer, supersessions
+from undercroft_store.memory.supersession import live_at, supersede_drawer, supersessions
 
 
 def test_supersede_lists_verdicts_and_live_at(palace: Palace, home: Path) -> None:
@@ -45,9 +45,9 @@ def test_a_diverted_supersession_links_under_the_id_it_aims_at(palace: Palace) -
     """The screen diverts the superseding text: the link (same commit) names the id it aims at; allow lands it."""
     from undercroft_config.values import Admission
     from undercroft_core.vocabulary import QUARANTINE_WING
-    from undercroft_store.admission import AdmissionPolicy, load_fixtures
-    from undercroft_store.quarantine import install_gate
-    from undercroft_store.rulings import allow, list_admissions
+    from undercroft_store.governance.admission import AdmissionPolicy, load_fixtures
+    from undercroft_store.governance.quarantine import install_gate
+    from undercroft_store.governance.rulings import allow, list_admissions
 
     with palace.open_vault("default", HashEmbedder()) as store:
         [old] = store.remember("The VPN gateway is vpn-1", wing="ops", room="net", added_by="t")

@@ -17,10 +17,10 @@ from undercroft_core import HashEmbedder
 from undercroft_core.drawer import Drawer
 from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id
 from undercroft_store import DrawerWrite, Palace, Screen
-from undercroft_store import supersession as supersession_module
-from undercroft_store._internal import chain_append as anchor_module
+from undercroft_store.kernel._internal import chain_append as anchor_module
+from undercroft_store.memory import supersession as supersession_module
+from undercroft_store.memory.supersession import supersede_drawer, supersessions
 from undercroft_store.store import VaultStore
-from undercroft_store.supersession import supersede_drawer, supersessions
 
 BETWEEN = (supersession_module, "supersession_tag")  # the link's tag: where the second commit began
 BEFORE_ANCHOR = (anchor_module, "swap_manifest")  # every anchor goes through chain_append.anchor_now

@@ -12,9 +12,10 @@ from undercroft_core import HashEmbedder
 from undercroft_core.errors import IntegrityError
 from undercroft_store import Palace
 from undercroft_store.errors import InvalidDrawer
+from undercroft_store.kernel.trust import TrustTampered, list_trust, set_trust, trust_assignments
 from undercroft_store.search import Searcher, SearchRequest
+from undercroft_store.search.scope import trust_policy
 from undercroft_store.store import VaultStore
-from undercroft_store.trust import TrustTampered, list_trust, set_trust, trust_assignments, trust_policy
 
 
 @pytest.fixture

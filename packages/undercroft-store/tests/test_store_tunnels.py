@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace
-from undercroft_store.kg.errors import FactTampered, InvalidSurfaceInput, SurfaceNotFound
-from undercroft_store.tunnels import create_tunnel, delete_tunnel, follow_tunnel, list_tunnels, traverse
+from undercroft_store.memory.kg.errors import FactTampered, InvalidSurfaceInput, SurfaceNotFound
+from undercroft_store.memory.tunnels import create_tunnel, delete_tunnel, follow_tunnel, list_tunnels, traverse
 
 
 def test_create_list_follow_traverse_delete(palace: Palace) -> None:

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace
-from undercroft_store._internal import vault_lock
-from undercroft_store._internal.vault_lock import GATE_FILE, lock_exclusive, lock_shared
 from undercroft_store.errors import RotationInProgress, VaultInUse
-from undercroft_store.rotation import rotate_vault
+from undercroft_store.integrity.rotation import rotate_vault
+from undercroft_store.kernel._internal import vault_lock
+from undercroft_store.kernel._internal.vault_lock import GATE_FILE, lock_exclusive, lock_shared
 from undercroft_vault import Anchor, Manifest, ManifestConflict, derive_vault_keys, new_vault_salt, read_manifest
 
 _HOLDER = textwrap.dedent(

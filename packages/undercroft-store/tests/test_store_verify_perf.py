@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from undercroft_core import Drawer, HashEmbedder, append_drawer_id
 from undercroft_store import DrawerWrite, Palace, Screen
-from undercroft_store.verify import _FETCH, _replay_and_place
+from undercroft_store.integrity.verify import _FETCH, _replay_and_place
 from undercroft_vault import (
     GENESIS,
     Anchor,

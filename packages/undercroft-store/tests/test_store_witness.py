@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace
-from undercroft_store.witness import (
+from undercroft_store.integrity.witness import (
     InvalidWitness,
     WitnessFailed,
     check_witness_document,
@@ -71,7 +71,7 @@ def test_a_rewritten_row_below_the_witness_fails(palace: Palace, home: Path) -> 
 
 
 def test_a_rotation_retires_corroboration_and_says_so(palace: Palace) -> None:
-    from undercroft_store import rotation  # landed: a missing module is a failure, not a skip
+    from undercroft_store.integrity import rotation  # landed: a missing module is a failure, not a skip
     _save(palace, "one")
     with palace.open_vault("default", HashEmbedder()) as store:
         document = emit_witness(store).to_json()

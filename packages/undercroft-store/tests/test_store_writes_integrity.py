@@ -19,7 +19,7 @@ from undercroft_core.errors import IntegrityError
 from undercroft_core.quantisation import QuantisedVectors
 from undercroft_obs import names
 from undercroft_store import Bypass, BypassReason, DrawerWrite, InvalidDrawer, Palace, RecordTampered, Screen
-from undercroft_store.writes import write_drawers
+from undercroft_store.kernel.writes import write_drawers
 from undercroft_vault import AuditRow, compute_tag, fingerprint
 
 

@@ -15,7 +15,7 @@ from undercroft_core.embedder import EmbedderIdentity
 from undercroft_core.quantisation import QuantisedVectors
 from undercroft_obs import names
 from undercroft_store import Bypass, BypassReason, DrawerWrite, InvalidDrawer, Palace, Screen
-from undercroft_store._internal.vectors import EXACT_SLICE_CHARS, _slices, embed_quantised, pack_rows
+from undercroft_store.kernel._internal.vectors import EXACT_SLICE_CHARS, _slices, embed_quantised, pack_rows
 
 
 def _drawer(index: int, content: str, *, wing: str = "life", room: str = "car", **extra: object) -> Drawer:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 from undercroft_store import DEFAULT_VAULT
-from undercroft_store.rulings import Ruling, allow, deny, list_admissions
+from undercroft_store.governance.rulings import Ruling, allow, deny, list_admissions
 from undercroft_vault import parse_signing_identity
 
 from undercroft_cli._internal.composition import open_reader, open_store

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 from undercroft_store import DEFAULT_VAULT
-from undercroft_store.read_audit import anchor
+from undercroft_store.governance.read_audit import anchor
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_OK

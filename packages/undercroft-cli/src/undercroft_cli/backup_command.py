@@ -6,7 +6,7 @@ import json
 
 import click
 from undercroft_store import DEFAULT_VAULT
-from undercroft_store.backup import backup_vault, create_backup, list_backups, restore_backup
+from undercroft_store.integrity.backup import backup_vault, create_backup, list_backups, restore_backup
 
 from undercroft_cli._internal.composition import open_palace, pick_embedder
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK

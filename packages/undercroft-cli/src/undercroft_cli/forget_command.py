@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 from undercroft_store import DEFAULT_VAULT
-from undercroft_store.forgetting import forget, verify_forgetting
+from undercroft_store.governance.forgetting import forget, verify_forgetting
 from undercroft_vault import SigningIdentity, parse_signing_identity
 
 from undercroft_cli._internal.composition import open_store

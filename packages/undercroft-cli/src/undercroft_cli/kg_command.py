@@ -6,10 +6,10 @@ import json
 
 import click
 from undercroft_store import DEFAULT_VAULT
-from undercroft_store.kg.authority import canonical, declare_authority
-from undercroft_store.kg.facts import AUTHORITY_CLASSES, GROUNDINGS, REVIEW_STATES, Fact
-from undercroft_store.kg.graph import KnowledgeGraph
-from undercroft_store.kg.receipts import IntegrityVerdict, fact_receipts
+from undercroft_store.memory.kg.authority import canonical, declare_authority
+from undercroft_store.memory.kg.facts import AUTHORITY_CLASSES, GROUNDINGS, REVIEW_STATES, Fact
+from undercroft_store.memory.kg.graph import KnowledgeGraph
+from undercroft_store.memory.kg.receipts import IntegrityVerdict, fact_receipts
 
 from undercroft_cli._internal.composition import open_reader, open_store
 

@@ -7,12 +7,12 @@ import sys
 
 import click
 from undercroft_store import DEFAULT_VAULT
-from undercroft_store.closets import build_closets, render_closets
-from undercroft_store.dedup import check_duplicate, dedup
-from undercroft_store.diaries import diary_agents, read_diary, write_diary
-from undercroft_store.hallways import hallways
-from undercroft_store.tunnels import create_tunnel, delete_tunnel, follow_tunnel, list_tunnels, traverse
-from undercroft_store.wakeup import wake_up
+from undercroft_store.memory.closets import build_closets, render_closets
+from undercroft_store.memory.dedup import check_duplicate, dedup
+from undercroft_store.memory.diaries import diary_agents, read_diary, write_diary
+from undercroft_store.memory.hallways import hallways
+from undercroft_store.memory.tunnels import create_tunnel, delete_tunnel, follow_tunnel, list_tunnels, traverse
+from undercroft_store.memory.wakeup import wake_up
 
 from undercroft_cli._internal.composition import open_palace, open_reader, open_store
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 import click
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import DEFAULT_VAULT
-from undercroft_store.read_audit import InternalRead, silent
+from undercroft_store.governance.read_audit import InternalRead, silent
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_OK

@@ -7,7 +7,7 @@ import sys
 
 import click
 from undercroft_store import DEFAULT_VAULT
-from undercroft_store.repair import Progress, repair_vault
+from undercroft_store.integrity.repair import Progress, repair_vault
 
 from undercroft_cli._internal.composition import open_palace, pick_embedder
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 from undercroft_store import DEFAULT_VAULT
-from undercroft_store.retention import clear_retention, list_retention, parse_max_age, set_retention, sweep
+from undercroft_store.governance.retention import clear_retention, list_retention, parse_max_age, set_retention, sweep
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK

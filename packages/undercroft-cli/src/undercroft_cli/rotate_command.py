@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import click
-from undercroft_store.rotation import rotate_vault
+from undercroft_store.integrity.rotation import rotate_vault
 
 from undercroft_cli._internal.composition import open_palace, pick_embedder
 from undercroft_cli._internal.exit_codes import EXIT_OK

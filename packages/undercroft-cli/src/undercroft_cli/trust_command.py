@@ -7,7 +7,7 @@ import json
 import click
 from undercroft_core.vocabulary import TRUST_VOCAB
 from undercroft_store import DEFAULT_VAULT
-from undercroft_store.trust import list_trust, set_trust
+from undercroft_store.kernel.trust import list_trust, set_trust
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_OK

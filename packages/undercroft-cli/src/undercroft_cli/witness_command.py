@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 from undercroft_store import DEFAULT_VAULT
-from undercroft_store.witness import check_witness_document, emit_witness
+from undercroft_store.integrity.witness import check_witness_document, emit_witness
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_OK

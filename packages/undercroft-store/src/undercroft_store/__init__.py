@@ -1,5 +1,6 @@
 """Undercroft's per-vault SQLite store: the write choke point, verified reads, reconciliation, verify, stats."""
 
+from undercroft_store import wiring  # noqa: F401 - fills the kernel's seams (admission, verify legs, resealers)
 from undercroft_store.errors import (
     AppendCollision,
     ChainBroken,
@@ -20,13 +21,13 @@ from undercroft_store.errors import (
     VaultExists,
     VaultNotFound,
 )
+from undercroft_store.kernel.schema import SCHEMA_VERSION
+from undercroft_store.kernel.screening import Bypass, BypassReason, Screen, Screening
+from undercroft_store.kernel.verdict import VerifyReport
+from undercroft_store.kernel.writes import MAX_CONTENT_BYTES, DrawerWrite, WriteResult
 from undercroft_store.palace import DEFAULT_VAULT, Palace, VaultStatus
-from undercroft_store.schema import SCHEMA_VERSION
-from undercroft_store.screening import Bypass, BypassReason, Screen, Screening
 from undercroft_store.stats import VaultStats
 from undercroft_store.store import EmbeddingMatrix, VaultStore
-from undercroft_store.verify import VerifyReport
-from undercroft_store.writes import MAX_CONTENT_BYTES, DrawerWrite, WriteResult
 
 __version__ = "0.1.0"
 

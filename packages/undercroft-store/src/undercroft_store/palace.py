@@ -25,11 +25,11 @@ from undercroft_vault import MasterKey, SecretBytes, open_master_key, validate_v
 from undercroft_vault.manifest import LEVELS, Level
 from undercroft_vault.masterkey import narrow_home
 
-from undercroft_store._internal.context import utc_now
-from undercroft_store._internal.identity import check_identity
-from undercroft_store._internal.opening import DB_FILE, create_vault_files, open_context, wipe_quietly
-from undercroft_store._internal.vault_lock import VaultLock
 from undercroft_store.errors import InvalidVaultName, StoreClosed, VaultExists, VaultNotFound
+from undercroft_store.kernel._internal.context import utc_now
+from undercroft_store.kernel._internal.identity import check_identity
+from undercroft_store.kernel._internal.opening import DB_FILE, create_vault_files, open_context, wipe_quietly
+from undercroft_store.kernel._internal.vault_lock import VaultLock
 from undercroft_store.store import VaultStore
 
 __all__ = ["DEFAULT_VAULT", "Palace", "VaultStatus"]

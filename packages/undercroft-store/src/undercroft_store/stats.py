@@ -8,11 +8,12 @@ from typing import Any
 from undercroft_config import settings
 from undercroft_core.vocabulary import QUARANTINE_WING
 
-from undercroft_store._internal.chain_append import committed_head
-from undercroft_store._internal.context import VaultContext
-from undercroft_store._internal.heals import recorded_heals
-from undercroft_store._internal.identity import recorded_identity
-from undercroft_store.label_guard import label_guard_replays
+from undercroft_store.kernel._internal.chain_append import committed_head
+from undercroft_store.kernel._internal.context import VaultContext
+from undercroft_store.kernel._internal.heals import recorded_heals
+from undercroft_store.kernel._internal.identity import recorded_identity
+from undercroft_store.kernel.label_guard import label_guard_replays
+from undercroft_store.kernel.tier_tables import read_generation
 
 __all__ = ["CeilingReport", "VaultStats", "vault_stats"]
 
@@ -157,7 +158,5 @@ def vault_stats(context: VaultContext, unhealed: list[str]) -> VaultStats:
 
 
 def _index_generation(context: VaultContext) -> int | None:
-    """The PQ tier's stored codebook generation (search.tiers.tables; imported here: search imports the façade)."""
-    from undercroft_store.search.tiers.tables import read_generation
-
+    """The PQ tier's stored codebook generation (kernel.tier_tables)."""
     return read_generation(context.connection)

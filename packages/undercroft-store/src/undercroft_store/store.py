@@ -22,19 +22,6 @@ from undercroft_core.normalisation import is_blank, normalise
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_vault import Domain, IntegrityFailure
 
-from undercroft_store._internal.context import VaultContext
-from undercroft_store._internal.hydration import hydrate_many as _hydrate_many
-from undercroft_store._internal.opening import wipe_quietly
-from undercroft_store._internal.read_door import audited_read, open_door
-from undercroft_store._internal.reading import (
-    SERVED_BY_ID,
-    SERVED_BY_SEQ,
-    SERVED_COLUMNS,
-    report_tamper,
-    served_drawers,
-)
-from undercroft_store._internal.structure import guard_scope_index
-from undercroft_store._internal.vectors import unpack_row
 from undercroft_store.errors import (
     DrawerNotFound,
     EmbeddingRefused,
@@ -43,11 +30,25 @@ from undercroft_store.errors import (
     RecordTampered,
     StoreClosed,
 )
-from undercroft_store.screening import Screen, Screening
+from undercroft_store.kernel._internal.context import VaultContext
+from undercroft_store.kernel._internal.hydration import hydrate_many as _hydrate_many
+from undercroft_store.kernel._internal.opening import wipe_quietly
+from undercroft_store.kernel._internal.read_door import audited_read, open_door
+from undercroft_store.kernel._internal.reading import (
+    SERVED_BY_ID,
+    SERVED_BY_SEQ,
+    SERVED_COLUMNS,
+    report_tamper,
+    served_drawers,
+)
+from undercroft_store.kernel._internal.structure import guard_scope_index
+from undercroft_store.kernel._internal.vectors import unpack_row
+from undercroft_store.kernel.screening import Screen, Screening
+from undercroft_store.kernel.seams import verifier
+from undercroft_store.kernel.trust import Floor, read_floor
+from undercroft_store.kernel.verdict import VerifyReport
+from undercroft_store.kernel.writes import DrawerWrite, WriteResult, delete_drawers, write_drawers
 from undercroft_store.stats import VaultStats, vault_stats
-from undercroft_store.trust import Floor, read_floor
-from undercroft_store.verify import VerifyReport, verify_vault
-from undercroft_store.writes import DrawerWrite, WriteResult, delete_drawers, write_drawers
 
 __all__ = ["EmbeddingMatrix", "VaultStore"]
 
@@ -135,7 +136,7 @@ class VaultStore:
 
     def verify(self, *, deep: bool = False) -> VerifyReport:
         """Run every verify leg (a read: nothing is written or re-anchored); ``deep``: full integrity_check."""
-        return verify_vault(self._live(), deep=deep)
+        return verifier()(self._live(), deep=deep)  # integrity.verify, wired by undercroft_store.wiring
 
     # --- writes --------------------------------------------------------------------------------------
     def write(self, items: Sequence[DrawerWrite], *, screening: Screening) -> list[WriteResult]:

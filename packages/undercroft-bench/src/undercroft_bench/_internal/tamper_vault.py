@@ -20,15 +20,15 @@ from typing import Any
 from undercroft_core import HashEmbedder
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import Palace, VaultStore
-from undercroft_store.admission import AdmissionPolicy, load_fixtures
-from undercroft_store.diaries import diary_wing, read_diary, write_diary
-from undercroft_store.forgetting import forget
-from undercroft_store.kg.graph import KnowledgeGraph
-from undercroft_store.quarantine import install_gate
-from undercroft_store.read_audit import InternalRead, silent
+from undercroft_store.governance.admission import AdmissionPolicy, load_fixtures
+from undercroft_store.governance.forgetting import forget
+from undercroft_store.governance.quarantine import install_gate
+from undercroft_store.governance.read_audit import InternalRead, silent
+from undercroft_store.memory.diaries import diary_wing, read_diary, write_diary
+from undercroft_store.memory.kg.graph import KnowledgeGraph
+from undercroft_store.memory.tunnels import create_tunnel, list_tunnels
+from undercroft_store.memory.wakeup import wake_up
 from undercroft_store.search import Searcher, SearchRequest
-from undercroft_store.tunnels import create_tunnel, list_tunnels
-from undercroft_store.wakeup import wake_up
 
 __all__ = ["DIARY_AGENT", "FILED_FROM", "QUERIES", "RANKED_AT", "VAULT", "build_vault", "checkpoint", "snapshot"]
 

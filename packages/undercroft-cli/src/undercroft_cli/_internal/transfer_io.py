@@ -13,9 +13,9 @@ from undercroft_core import Drawer
 from undercroft_core.ids import ID_RECIPE_APPEND, ID_RECIPE_SOURCE, append_drawer_id, source_drawer_id
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import Bypass, BypassReason, DrawerWrite, Screen, VaultStore
-from undercroft_store.kg.graph import FactInput, KnowledgeGraph
-from undercroft_store.read_audit import InternalRead, silent
-from undercroft_store.tunnels import create_tunnel, list_tunnels
+from undercroft_store.governance.read_audit import InternalRead, silent
+from undercroft_store.memory.kg.graph import FactInput, KnowledgeGraph
+from undercroft_store.memory.tunnels import create_tunnel, list_tunnels
 
 from undercroft_cli._internal.composition import open_store, pick_embedder
 from undercroft_cli._internal.filing import BATCH_SIZE, FilingReport, utc_now

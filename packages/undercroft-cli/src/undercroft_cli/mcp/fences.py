@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from undercroft_core.ids import validate_drawer_id
 from undercroft_core.vocabulary import QUARANTINE_WING, names_quarantine_wing
 from undercroft_store import VaultStore
-from undercroft_store.read_audit import InternalRead, silent
+from undercroft_store.governance.read_audit import InternalRead, silent
 
 from undercroft_cli.mcp.errors import ToolRefused
 from undercroft_cli.mcp.inventory import READ

@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 from undercroft_core.language import WhenWindow
 
-from undercroft_store._internal.transaction import readable
+from undercroft_store.kernel._internal.transaction import readable
 from undercroft_store.store import VaultStore
 
 __all__ = ["DatedIndex", "dated_candidates", "dated_joiners"]

@@ -22,13 +22,13 @@ from undercroft_core.language import (
     drawer_anchor,
     function_words,
     parse_when,
-    scan_time_mentions,
     without_words,
 )
 from undercroft_obs import names
 
-from undercroft_store._internal.read_door import InternalRead, audited_read, silent
-from undercroft_store.search._internal.entities import read_entities
+from undercroft_store.kernel._internal.read_door import InternalRead, audited_read, silent
+from undercroft_store.kernel.trust import trust_assignments as read_trust
+from undercroft_store.search._internal.analysis import AnalysisMemo
 from undercroft_store.search._internal.scope_memo import ScopeMemo
 from undercroft_store.search.candidates import (
     TILED_DEPTH,
@@ -122,6 +122,7 @@ class Searcher:
         self.tier: ScaledTier | None = scaled_tier(retrieval, tier_options)
         self.lexicon = Lexicon()
         self._scopes = ScopeMemo(store)
+        self._analysis = AnalysisMemo()  # entities and time mentions: once per drawer, not once per hit
         self._postings: Postings | None = None
         self._dated = DatedIndex()
 
@@ -138,7 +139,7 @@ class Searcher:
         """Build from the ``UNDERCROFT_*`` declarations (fusion, weight, floor, gate, pool div, trace, trust floor).
 
         ``trust_assignments`` None (the default) reads the vault's own trust table through the label guard
-        (`undercroft_store.trust.trust_assignments`) whenever a floor applies, so the vault floor
+        (`undercroft_store.kernel.trust.trust_assignments`) whenever a floor applies, so the vault floor
         ``UNDERCROFT_TRUST_FLOOR`` excludes the wings the operator assigned below it; a tampered table refuses.
         """
         floor = settings.semantic_floor(env)
@@ -150,8 +151,6 @@ class Searcher:
         vault_floor = settings.trust_floor(env)
         reader: Callable[[], Mapping[str, str]] | None = None
         if trust_assignments is None:
-            from undercroft_store.trust import trust_assignments as read_trust  # trust imports search's scope
-
             reader = partial(read_trust, store)
         return cls(
             store,
@@ -227,7 +226,7 @@ class Searcher:
         anchor = drawer_anchor(drawer.content_date, drawer.filed_at)
         if anchor is not None and window.overlaps(anchor):
             return True
-        for mention in scan_time_mentions(drawer.content, anchor, request.conventions):
+        for mention in self._analysis.mentions(drawer, anchor, request.conventions):
             first = date.fromisoformat(mention.resolved)
             if window.overlaps(first, date.fromisoformat(mention.resolved_end or mention.resolved)):
                 return True
@@ -434,7 +433,6 @@ class Searcher:
         channels: tuple[float, float],
     ) -> SearchHit:
         anchor = drawer_anchor(drawer.content_date, drawer.filed_at)
-        mentions = tuple(scan_time_mentions(drawer.content, anchor, request.conventions))
         return SearchHit(
             id=drawer.id,
             content=drawer.content,
@@ -444,8 +442,8 @@ class Searcher:
             content_date=drawer.content_date,
             filed_at=drawer.filed_at,
             occurrences=drawer.occurrences,
-            time_mentions=mentions,
-            entities=drawer.entities or read_entities(drawer.content),
+            time_mentions=self._analysis.mentions(drawer, anchor, request.conventions),
+            entities=self._analysis.entities(drawer),
             elapsed_days=elapsed_days(anchor, request.as_of),
             score=scores[0],
             semantic=scores[1],

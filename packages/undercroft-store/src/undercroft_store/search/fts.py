@@ -28,8 +28,8 @@ from typing import Final
 import numpy as np
 from numpy.typing import NDArray
 
-from undercroft_store._internal.transaction import readable
-from undercroft_store.schema import DRAWER_TABLE, FTS_TABLE
+from undercroft_store.kernel._internal.transaction import readable
+from undercroft_store.kernel.schema import DRAWER_TABLE, FTS_TABLE
 from undercroft_store.search._internal.term_bags import term_list
 from undercroft_store.store import VaultStore
 

@@ -203,9 +203,31 @@ def _forms(term: str, pool: LexicalPool, present: set[int], languages: NDArray[n
         if code != NO_LANGUAGE:
             forms += [(other, MORPH_DISCOUNT, code) for _, other in _relatives(term, pool, present, LANGUAGES[code])]
     if not held:
-        vocabulary = {lexicon.terms[other]: other for other in pool.present()}
-        forms += [(vocabulary[other], TYPO_DISCOUNT, None) for other in _typos(term, set(vocabulary))]
+        near = _typo_ids(term, lexicon) & set(pool.present())
+        # In the order of the terms' spelling, as a scan of the pool's own vocabulary gave them.
+        forms += [(other, TYPO_DISCOUNT, None) for other in sorted(near, key=lexicon.terms.__getitem__)]
     return forms
+
+
+#: Query terms whose typo neighbours a lexicon remembers before it starts over.
+_TYPO_MEMO: Final = 20_000
+
+
+def _typo_ids(term: str, lexicon: Lexicon) -> frozenset[int]:
+    """Ids of every cached term within ``term``'s typo budget (`_typos`), extended only over terms interned
+    since the last call. A pool's typos are these ids that occur in the pool: the same set a scan of the pool's
+    vocabulary finds, since that vocabulary is part of the lexicon's."""
+    memo = lexicon.typo_memo
+    held = memo.get(term)
+    checked, found = (held[1], held[2]) if held is not None and held[0] == lexicon.epoch else (0, frozenset())
+    terms = lexicon.terms
+    if checked < len(terms):
+        fresh = _typos(term, set(terms[checked:]))
+        found = found | {i for other in fresh if (i := lexicon.term_id(other)) is not None}
+        if len(memo) >= _TYPO_MEMO:
+            memo.clear()
+        memo[term] = (lexicon.epoch, len(terms), found)
+    return found
 
 
 def _frequencies(

@@ -131,6 +131,9 @@ class Lexicon:
         self.dropped = 0
         #: Bumped whenever the vocabulary is dropped: term ids read before are void (see `postings`).
         self.epoch = 0
+        #: term -> (epoch, terms checked, ids within its typo budget): `lexical._typo_ids` extends it as the
+        #: vocabulary grows instead of re-scanning a pool's vocabulary on every query.
+        self.typo_memo: dict[str, tuple[int, int, frozenset[int]]] = {}
 
     def __len__(self) -> int:
         """Entries held."""
@@ -157,6 +160,7 @@ class Lexicon:
         self._untagged = set()
         self._generation = None
         self.epoch += 1
+        self.typo_memo = {}
 
     def sync(self, source: BagSource) -> None:
         """Follow ``source`` to its current generation: drop the entries of vanished or changed drawers (by

@@ -15,14 +15,15 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
+from undercroft_config import settings
 from undercroft_core.vocabulary import KIND_VOCAB, validate_trust
 
+from undercroft_store.kernel.trust import DEFAULT_TRUST, Floor, floor_in_force, trust_assignments
+from undercroft_store.kernel.trust import SeqSource as ScopeSource
 from undercroft_store.search.errors import InvalidSearch
 from undercroft_store.search.request import SearchRequest
-from undercroft_store.trust import DEFAULT_TRUST, Floor, floor_in_force
-from undercroft_store.trust import SeqSource as ScopeSource
 
-__all__ = ["DEFAULT_TRUST", "Scope", "ScopeSource", "TrustPolicy", "resolve_scope"]
+__all__ = ["DEFAULT_TRUST", "Scope", "ScopeSource", "TrustPolicy", "resolve_scope", "trust_policy"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,16 @@ class TrustPolicy:
     def floor_for(self, request: SearchRequest) -> str | None:
         """The floor in force (`trust.floor_in_force`): ``min_trust`` always; the vault floor unless a wing is named."""
         return floor_in_force(vault_floor=self.vault_floor, min_trust=request.min_trust, wing=request.wing)
+
+
+def trust_policy(store: object, env: Mapping[str, str] | None = None) -> TrustPolicy:
+    """The search hook: verified assignments plus the vault floor ``UNDERCROFT_TRUST_FLOOR`` (garbage refuses).
+
+    Pass it to `search.Searcher(trust=...)`; the floor is applied by `resolve_scope` before candidates are
+    drawn (an explicitly named wing bypasses the vault floor, never a request's min_trust).
+    """
+    floor = settings.trust_floor(env)
+    return TrustPolicy(trust_assignments(store), None if floor is None else str(floor))
 
 
 @dataclass(frozen=True, slots=True)

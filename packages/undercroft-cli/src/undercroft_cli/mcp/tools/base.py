@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from undercroft_core.drawer import Drawer
 from undercroft_core.embedder import Embedder
 from undercroft_store import VaultStore
-from undercroft_store.read_audit import InternalRead, record_read, silent
+from undercroft_store.governance.read_audit import InternalRead, record_read, silent
 from undercroft_store.search import Searcher
 
 from undercroft_cli.mcp.arguments import Arguments

@@ -15,8 +15,8 @@ import json
 from undercroft_core.errors import InvalidInput
 from undercroft_core.names import validate_name
 from undercroft_store import Screen
-from undercroft_store.diaries import DIARY_ROOM, diary_agents, diary_wing, read_diary
 from undercroft_store.errors import NothingToRemember
+from undercroft_store.memory.diaries import DIARY_ROOM, diary_agents, diary_wing, read_diary
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.errors import InvalidArgument

@@ -22,9 +22,9 @@ from undercroft_core.normalisation import is_blank, normalise
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import DrawerWrite, Screen, WriteResult
 from undercroft_store.errors import DrawerNotFound, InvalidDrawer
-from undercroft_store.read_audit import InternalRead, silent
-from undercroft_store.rulings import list_admissions
-from undercroft_store.supersession import Supersession, supersede_drawer
+from undercroft_store.governance.read_audit import InternalRead, silent
+from undercroft_store.governance.rulings import list_admissions
+from undercroft_store.memory.supersession import Supersession, supersede_drawer
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.errors import InvalidArgument, McpError

@@ -7,7 +7,7 @@ verdict) or ``failed``.
 
 from __future__ import annotations
 
-from undercroft_store.forgetting import verify_forgetting
+from undercroft_store.governance.forgetting import verify_forgetting
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.tools.base import ToolSession, ToolSpec, string

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
-from undercroft_store.kg.authority import canonical
-from undercroft_store.kg.facts import Fact
-from undercroft_store.kg.graph import KnowledgeGraph
-from undercroft_store.kg.receipts import ReceiptReport, fact_receipts
-from undercroft_store.read_audit import InternalRead, silent
+from undercroft_store.governance.read_audit import InternalRead, silent
+from undercroft_store.memory.kg.authority import canonical
+from undercroft_store.memory.kg.facts import Fact
+from undercroft_store.memory.kg.graph import KnowledgeGraph
+from undercroft_store.memory.kg.receipts import ReceiptReport, fact_receipts
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.errors import InvalidArgument, ToolRefused

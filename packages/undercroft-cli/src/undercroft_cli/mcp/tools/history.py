@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from undercroft_store.history import history
+from undercroft_store.integrity.history import history
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.tools.base import ToolSession, ToolSpec, integer, string

@@ -12,8 +12,8 @@ no date is lost; it is a dry run unless ``dry_run`` is false.
 from __future__ import annotations
 
 from undercroft_core.drawer import Drawer
-from undercroft_store import closets, dedup, hallways, wakeup
-from undercroft_store.trust import read_floor
+from undercroft_store.kernel.trust import read_floor
+from undercroft_store.memory import closets, dedup, hallways, wakeup
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.tools.base import (
@@ -34,7 +34,7 @@ __all__ = ["DEFAULT_DUPLICATE_THRESHOLD", "RECALL_TOOLS"]
 DEFAULT_DUPLICATE_THRESHOLD = 0.9
 """MemPalace 3.11's ``check_duplicate`` default similarity."""
 
-_SNIPPET = 240  # wake-up's own per-drawer budget (undercroft_store.wakeup)
+_SNIPPET = 240  # wake-up's own per-drawer budget (undercroft_store.memory.wakeup)
 
 
 def _snippet_block(drawer: Drawer) -> str:

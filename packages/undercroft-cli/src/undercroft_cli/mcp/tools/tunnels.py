@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from undercroft_store import tunnels
+from undercroft_store.memory import tunnels
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.tools.base import ToolSession, ToolSpec, drawer_block, integer, read_once, string

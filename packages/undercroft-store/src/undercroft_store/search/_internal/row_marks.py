@@ -16,10 +16,10 @@ import numpy as np
 from numpy.typing import NDArray
 from undercroft_vault import Domain, IntegrityFailure
 
-from undercroft_store._internal.reading import report_tamper
-from undercroft_store._internal.transaction import readable
-from undercroft_store._internal.vectors import unpack_row
 from undercroft_store.errors import EmbeddingRefused, RecordTampered
+from undercroft_store.kernel._internal.reading import report_tamper
+from undercroft_store.kernel._internal.transaction import readable
+from undercroft_store.kernel._internal.vectors import unpack_row
 from undercroft_store.store import VaultStore
 
 __all__ = [

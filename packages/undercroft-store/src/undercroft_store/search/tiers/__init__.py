@@ -2,7 +2,7 @@
 
 `scaled_tier` builds the tier a declaration names (None: the default full scan). The faiss indexes
 themselves live in `undercroft_index`; this package holds what binds them to a vault: the sealed tables
-(`tables`), the exact second stage (`exact`), the tiers (`pq`, `hnsw`) and their verify, repair and rotation
+(`kernel.tier_tables`), the exact second stage (`exact`), the tiers (`pq`, `hnsw`) and their verify, repair and rotation
 legs (`integrity`). docs/scaling.md is the guide.
 """
 

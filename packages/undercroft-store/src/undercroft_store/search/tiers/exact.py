@@ -13,9 +13,9 @@ import numpy as np
 from numpy.typing import NDArray
 from undercroft_vault import Domain, IntegrityFailure
 
-from undercroft_store._internal.context import VaultContext
-from undercroft_store._internal.reading import report_tamper
 from undercroft_store.errors import RecordTampered
+from undercroft_store.kernel._internal.context import VaultContext
+from undercroft_store.kernel._internal.reading import report_tamper
 
 __all__ = ["ExactRows", "open_embeddings"]
 

@@ -6,22 +6,27 @@
   the tier is derived, and the next search's diff re-codes them.
 * `rebuild_tier` — repair's leg: the tables are emptied and built again from the verified embeddings under the
   next codebook generation (nothing at rest is trusted).
-* `drop_on_rotation` — the rotation hook (`rotation.RESEALERS`): the tier's rows are deleted inside the
-  rotation's own transaction, the generation counter kept; the next search builds the next generation under
-  the new keys.
+* `drop_on_rotation` — the rotation hook (registered in `undercroft_store.wiring` for both tables): the
+  tier's rows are deleted inside the rotation's own transaction, the generation counter kept; the next search
+  builds the next generation under the new keys.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from undercroft_store._internal.context import VaultContext
-from undercroft_store.search.tiers import tables
+from undercroft_vault import AuditRow
+
+from undercroft_store.kernel import tier_tables as tables
+from undercroft_store.kernel._internal.context import VaultContext
 
 if TYPE_CHECKING:
-    from undercroft_store.rotation import Rekeying
+    from undercroft_store.kernel.seams import Rekeying
 
-__all__ = ["drop_on_rotation", "rebuild_tier", "tier_findings"]
+__all__ = ["TIER_TABLES", "drop_on_rotation", "rebuild_tier", "tier_findings", "tier_leg"]
+
+#: The tables the rotation hook covers.
+TIER_TABLES = tables.TIER_TABLES
 
 
 def tier_findings(context: VaultContext) -> list[str]:
@@ -46,6 +51,11 @@ def tier_findings(context: VaultContext) -> list[str]:
         if envelope.open(tables.row_domain(stored.generation, int(seq)), bytes(blob)) is None:
             findings.append(f"{tables.ROWS_TABLE} code row of seq {int(seq)} fails its seal")
     return findings
+
+
+def tier_leg(context: VaultContext, _rows: list[AuditRow]) -> list[str]:
+    """The verify leg as the kernel's seam calls it (`kernel.seams.VerifyLeg`): the tier has no audit records."""
+    return tier_findings(context)
 
 
 def rebuild_tier(context: VaultContext) -> str | None:

@@ -9,12 +9,13 @@ never filtered afterwards (a scoped draw that comes back short probes every list
 candidates' embeddings (`exact.ExactRows`) and cuts them back to the hydration size by exact cosine, so the
 pipeline downstream (BM25 joiners, verified hydration, fusion) is the full-scan tier's, unchanged.
 
-The RAM index is built once per handle from the sealed tables (`tables`) and kept in step with the vault by
+The RAM index is built once per handle from the sealed tables (`kernel.tier_tables`) and kept in step with the vault by
 a diff of change marks (a digest of each drawer's tag and stored embedding blob) whenever the store's
 generation moves: rows of drawers deleted, forgotten, expired or rewritten are dropped, new or changed ones
 are encoded with the current codebook (no retraining). Every write path is covered by that one diff, because
-every one of them changes a drawer row. A rotation re-keys every tag and blob; its hook (`integrity`) drops
-the tables in the rotation's own transaction. Training draws a sample capped per wing
+every one of them changes a drawer row. A rotation re-keys every tag and blob; its hook
+(`integrity.drop_on_rotation`) drops the tables in the rotation's own transaction. Training draws a sample
+capped per wing
 (``UNDERCROFT_TRAIN_SOURCE_CAP``) ordered by a keyed digest of each seq (so it moves with a rotation), and
 retrains — a new codebook generation — when the corpus has doubled since the last training.
 
@@ -35,9 +36,9 @@ import numpy as np
 from numpy.typing import NDArray
 from undercroft_index import Codebook, IndexRefused, ProbeIndex, ivf_lists, train_codebook
 
-from undercroft_store._internal.context import VaultContext
+from undercroft_store.kernel import tier_tables as tables
+from undercroft_store.kernel._internal.context import VaultContext
 from undercroft_store.search.candidates import Candidates, PoolPlan
-from undercroft_store.search.tiers import tables
 from undercroft_store.search.tiers.exact import ExactRows, open_embeddings
 from undercroft_store.store import VaultStore
 

@@ -1,0 +1,162 @@
+"""Read and egress auditing, the anchor window closer, and the audit ceiling report.
+
+* The store's public content-returning readers carry `audited_read` (``_internal/read_door.py``): under
+  ``UNDERCROFT_READ_AUDIT=chain`` each outermost read appends ONE ``read/<op>`` record whose tag is keyed
+  over a canonical document holding a keyed fingerprint of the subject (a query, an id — never its text),
+  the declared scope and the count. The engine's own reads are silent through `silent(handle,
+  InternalRead.…)`. Read records do NOT advance the manifest anchor (a per-read fsync of the manifest is
+  the cost the spec declines); `anchor` closes that window. A read-only handle cannot append: it warns at
+  open and serves unaudited (the replica precedent).
+* `record_read(target, op, *, subject, scope, count)` — the same record, appended by hand (a surface
+  door the store does not own).
+* `record_egress(target, kind, *, surface, recipient, counts, manifest_digest)` — unconditional, no
+  variable: one ``egress/<kind>`` record per export (or other custody-leaving path), anchored.
+* `anchor(target) -> int` — write the manifest anchor at the committed head; returns the height.
+* `ceiling_report(target, ceiling) -> CeilingReport` — the chain height against
+  ``UNDERCROFT_AUDIT_CEILING``: reported, never enforced, never deletes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from undercroft_config import settings
+from undercroft_core.errors import InvalidInput
+from undercroft_vault import AuditRow, compute_tag
+
+from undercroft_store.errors import Error, ReadOnlyStore
+from undercroft_store.governance.forgetting import _context_of
+from undercroft_store.kernel._internal.chain_append import anchor_now, append_in_transaction, committed_head
+from undercroft_store.kernel._internal.context import VaultContext
+from undercroft_store.kernel._internal.read_door import (
+    READ_OPS,
+    READ_PREFIX,
+    READERS,
+    InternalRead,
+    append_read,
+    audited_read,
+    silent,
+)
+from undercroft_store.stats import CeilingReport
+from undercroft_store.store import VaultStore
+
+__all__ = [
+    "EGRESS_PREFIX",
+    "READERS",
+    "READ_OPS",
+    "READ_PREFIX",
+    "CeilingReport",
+    "InternalRead",
+    "InvalidAuditRecord",
+    "anchor",
+    "audited_read",
+    "ceiling_report",
+    "read_audit_enabled",
+    "record_egress",
+    "record_read",
+    "silent",
+]
+
+EGRESS_PREFIX = "egress/"
+_EGRESS_KINDS = frozenset({"export", "index-push", "refine", "embed/repair", "advise/dedup"})
+
+
+class InvalidAuditRecord(Error, InvalidInput):
+    """A read or egress record was refused (an op or kind outside the vocabulary, a bad count)."""
+
+
+def read_audit_enabled(env: Mapping[str, str] | None = None) -> bool:
+    """``UNDERCROFT_READ_AUDIT=chain`` (garbage raises the config's refusal: a declaration must not fall back)."""
+    return str(settings.read_audit(env)) == "chain"
+
+
+def _canonical(document: Mapping[str, object]) -> bytes:
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+
+def _append(context: VaultContext, record: AuditRow, *, anchored: bool) -> int:
+    connection = context.connection
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        _head, height = append_in_transaction(context, [record])
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+    context.generation += 1
+    if anchored:
+        anchor_now(context)
+    return height
+
+
+def record_read(
+    target: VaultStore | VaultContext,
+    op: str,
+    *,
+    subject: str,
+    scope: Mapping[str, str | None] | None = None,
+    count: int,
+    env: Mapping[str, str] | None = None,
+) -> bool:
+    """Append one ``read/<op>`` record when read auditing is on; False when off or the handle is read-only."""
+    context = _context_of(target)
+    if op not in READ_OPS:
+        raise InvalidAuditRecord(f"read op {op!r} is not one of {', '.join(sorted(READ_OPS))}")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise InvalidAuditRecord(f"read count must be a non-negative integer, got {count!r}")
+    if not read_audit_enabled(env) or context.read_only:
+        return False
+    append_read(context, op, subject, scope, count)
+    return True
+
+
+def record_egress(
+    target: VaultStore | VaultContext,
+    kind: str,
+    *,
+    surface: str,
+    recipient: str | None,
+    counts: Mapping[str, int],
+    manifest_digest: str,
+) -> int:
+    """Append one ``egress/<kind>`` record (unconditional) and anchor it; returns the chain height.
+
+    A read-only handle cannot append: `ReadOnlyStore`, so the caller says the egress went unaudited.
+    """
+    context = _context_of(target)
+    if kind not in _EGRESS_KINDS:
+        raise InvalidAuditRecord(f"egress kind {kind!r} is not one of {', '.join(sorted(_EGRESS_KINDS))}")
+    if any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in counts.values()):
+        raise InvalidAuditRecord("egress counts must be non-negative integers")
+    if context.read_only:
+        raise ReadOnlyStore(f"vault {context.vault_id!r} is open read-only: this egress goes unaudited")
+    document = {
+        "surface": surface,
+        "recipient": recipient,
+        "counts": dict(sorted(counts.items())),
+        "manifest_digest": manifest_digest,
+    }
+    label = EGRESS_PREFIX + kind
+    return _append(
+        context,
+        AuditRow(label, compute_tag(context.keys, label, _canonical(document), b""), context.now()),
+        anchored=True,
+    )
+
+
+def anchor(target: VaultStore | VaultContext) -> int:
+    """Close the manifest window: anchor at the committed head (a write; refused read-only). Returns the height."""
+    context = _context_of(target)
+    if context.read_only:
+        raise ReadOnlyStore(f"vault {context.vault_id!r} is open read-only: anchor is a write")
+    _head, height = anchor_now(context)
+    return height
+
+
+def ceiling_report(target: VaultStore | VaultContext, ceiling: int | None = None) -> CeilingReport:
+    """The chain height against ``ceiling`` (default: ``UNDERCROFT_AUDIT_CEILING``). Reports; never deletes."""
+    context = _context_of(target)
+    declared = settings.audit_ceiling() if ceiling is None else ceiling
+    return CeilingReport(committed_head(context)[1], declared)

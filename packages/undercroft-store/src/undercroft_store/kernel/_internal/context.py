@@ -1,0 +1,70 @@
+"""The state one opened vault shares between its modules (store, writes, verify, rotation, backup)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from undercroft_core.drawer import Drawer
+from undercroft_core.embedder import Embedder
+from undercroft_vault import Manifest, Sealer, VaultKeys
+
+from undercroft_store.kernel._internal.vault_lock import VaultLock
+
+__all__ = ["VaultContext", "format_instant", "utc_now"]
+
+
+def utc_now() -> datetime:
+    """The default clock."""
+    return datetime.now(UTC)
+
+
+def format_instant(moment: datetime) -> str:
+    """A UTC instant as ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` (the audit ``at`` and drawer timestamps)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass
+class VaultContext:
+    """One open vault: its connection, keys, sealer, manifest and posture. Private to this distribution."""
+
+    vault_id: str
+    vault_dir: Path
+    connection: sqlite3.Connection
+    keys: VaultKeys
+    sealer: Sealer
+    manifest: Manifest
+    embedder: Embedder
+    read_only: bool
+    clock: Callable[[], datetime] = utc_now
+    force_embedder: bool = False
+    generation: int = 0
+    data_version: int = 0
+    embed_failures_at_open: int = 0
+    unhealed: list[str] = field(default_factory=list)
+    healed: list[str] = field(default_factory=list)
+    # Append indices this handle allocated and has not yet written: a write of one must create, never replace.
+    fresh_appends: set[int] = field(default_factory=set)
+    # seq -> (keys, the row's verified bytes, the drawer they gave): a batched read of bytes identical to bytes
+    # already verified under the same keys serves the same drawer without re-deriving it (`hydration`).
+    verified_rows: dict[int, tuple[VaultKeys, tuple[str, bytes, bytes, bytes], Drawer]] = field(default_factory=dict)
+    scope_index_checked: bool = False  # the per-handle scope-index guard ran clean (`_internal/structure.py`)
+    closed: bool = False
+    lock: VaultLock | None = None  # the vault directory lock this context holds until it closes
+
+    @property
+    def sealed(self) -> bool:
+        """True for a sealed vault (content and embeddings encrypted), False for hmac-only."""
+        return self.manifest.level == "sealed"
+
+    @property
+    def db_path(self) -> Path:
+        """The vault database file."""
+        return self.vault_dir / "vault.db"
+
+    def now(self) -> str:
+        """The injected clock's current instant, formatted."""
+        return format_instant(self.clock())
