@@ -146,9 +146,10 @@ NAMED: dict[tuple[str, str], str] = {
     ("UNDERCROFT_EMBEDDER", "http"): "refused",
     ("UNDERCROFT_EMBEDDER", "onnx"): "refused",
     ("UNDERCROFT_ADMISSION_LLM", "garbage"): "refused",
-    ("UNDERCROFT_RETRIEVAL", "pq"): "refused",
+    # pq and hnsw are built since issue 25 (the CLI's BUILD wires them); fde still names a tier this build lacks.
+    ("UNDERCROFT_RETRIEVAL", "pq"): "validated",
     ("UNDERCROFT_RETRIEVAL", "fde"): "refused",
-    ("UNDERCROFT_RETRIEVAL", "hnsw"): "refused",
+    ("UNDERCROFT_RETRIEVAL", "hnsw"): "validated",
     ("UNDERCROFT_RERANKER", "onnx"): "refused",
     ("UNDERCROFT_FUSION", "rrf"): "warned",
     ("UNDERCROFT_FUSION_WEIGHT", "abc"): "warned",
@@ -272,9 +273,9 @@ def test_config_check_gives_the_documented_verdict_on_the_named_cases(sweep: Swe
         assert entry["status"] == status, (name, value, entry)
         if status == "refused":
             assert entry["message"].startswith(f"{name}=") and "refuses to start" in entry["message"]
-    entries = json.loads(sweep.checks[Case("UNDERCROFT_RETRIEVAL", "pq")]["out"])["entries"]
+    entries = json.loads(sweep.checks[Case("UNDERCROFT_RETRIEVAL", "fde")]["out"])["entries"]
     [capability] = [e["message"] for e in entries if e["name"] == "UNDERCROFT_RETRIEVAL"]
-    assert "this build has no pq retrieval tier" in capability
+    assert "this build has no fde retrieval tier" in capability
 
 
 def _verdict(check: dict[str, Any]) -> tuple[bool, list[str], list[str]]:
@@ -351,7 +352,7 @@ def _sdk_start(env: dict[str, str]) -> tuple[str, str]:
 #: One case of every outcome class, run again through exec'd processes and the MCP SDK.
 SAMPLES = (
     Case("UNDERCROFT_TRUST_FLOOR", "bogus"),  # a refusing doctrine's garbage
-    Case("UNDERCROFT_RETRIEVAL", "pq"),  # a legal value naming a capability this build lacks
+    Case("UNDERCROFT_RETRIEVAL", "fde"),  # a legal value naming a capability this build lacks
     Case("UNDERCROFT_FUSION", "rrf"),  # a tuning value that warns and keeps the default
     Case("UNDERCROFT_FUSION_WEIGHT", "0.6"),  # validated
     Case("UNDERCROFT_LANG", "de"),  # accepted (opaque)
@@ -373,7 +374,7 @@ def test_forked_starts_match_exec_and_the_sdk(sweep: Sweep) -> None:
         )
         forked = sweep.cli[case]
         assert (execd.returncode, execd.stdout, execd.stderr) == (forked["code"], forked["out"], forked["err"]), case
-    for case in (Case("UNDERCROFT_RETRIEVAL", "pq"), Case("UNDERCROFT_FUSION", "rrf")):
+    for case in (Case("UNDERCROFT_RETRIEVAL", "fde"), Case("UNDERCROFT_FUSION", "rrf")):
         outcome, errlog = _sdk_start(sweep.envs[case])
         starts, refused, warned = _verdict(sweep.checks[case])
         assert outcome.startswith("served") is starts, (case, outcome, errlog)

@@ -95,8 +95,8 @@ def test_the_configuration_reference_is_rendered_for_this_build() -> None:
         ("UNDERCROFT_EMBEDDER", "http", "this build has no served (http) embedder (embedder/http); unset it"),
         (
             "UNDERCROFT_RETRIEVAL",
-            "hnsw",
-            "this build has no hnsw retrieval tier (retrieval/hnsw); unset it or declare off",
+            "fde",
+            "this build has no fde retrieval tier (retrieval/fde); unset it or declare off",
         ),
         ("UNDERCROFT_RERANKER", "colbert", "this build has no colbert late-interaction reranker"),
         ("UNDERCROFT_ADMISSION_LLM", "advisory", "this build has no LLM admission advisor"),

@@ -25,6 +25,8 @@ def test_every_placed_domain_is_resealed_in_the_source() -> None:
         DomainKind.CONTENT: "Domain.content(",
         DomainKind.EMBEDDING: "Domain.embedding(",
         DomainKind.VAULT_SECRET: "blind.reseal(",
+        # Derived, never re-sealed: the candidate tier's hook drops its rows in the rotation's transaction.
+        DomainKind.PQ_ARTIFACT: "search.tiers.integrity.drop_on_rotation",
     }
     placed = {kind for kind, where in rotation.SEALED_DOMAINS.items() if where is not None}
     assert placed == set(constructors), "a newly placed domain needs its re-seal named here and in rotation.py"
@@ -48,6 +50,12 @@ def test_inventory_notices_a_new_kind() -> None:
     partial = dict(rotation.SEALED_DOMAINS)
     partial.pop(DomainKind.KG_NAME)
     assert set(partial) != set(DomainKind)
+
+
+def test_the_candidate_tier_tables_are_dropped_on_rotation() -> None:
+    from undercroft_store.search.tiers.integrity import TIER_TABLES, drop_on_rotation
+
+    assert all(seams.resealers()[table] is drop_on_rotation for table in TIER_TABLES)
 
 
 def test_every_registered_hook_is_callable() -> None:

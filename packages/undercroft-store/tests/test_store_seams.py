@@ -13,11 +13,13 @@ import pytest
 from undercroft_core import HashEmbedder
 from undercroft_store import Bypass, BypassReason, Palace
 from undercroft_store.errors import RotationUnsupported
+from undercroft_store.integrity.repair import repair_vault
 from undercroft_store.integrity.rotation import rotate_vault
 from undercroft_store.integrity.verify import FEATURE_LEGS
 from undercroft_store.kernel import seams
 from undercroft_store.kernel.schema import TAGGED_TABLES
 from undercroft_store.kernel.trust import set_trust
+from undercroft_store.search.tiers.integrity import TIER_TABLES, rebuild_tier
 
 
 def _count(home: Path, table: str) -> int:
@@ -33,7 +35,21 @@ def test_the_composition_root_fills_every_seam() -> None:
     assert [leg.field for leg in seams.verify_legs(FEATURE_LEGS)] == list(FEATURE_LEGS)
     assert seams.verifier() is not None
     core = {"drawers", "audit", "tombstones"}
-    assert set(seams.resealers()) == set(TAGGED_TABLES) - core
+    # Plus the candidate tier's derived tables (not tagged tables: dropped on rotation, rebuilt after it).
+    assert set(seams.resealers()) == (set(TAGGED_TABLES) - core) | set(TIER_TABLES)
+    assert seams.repair_step("index_tier") is rebuild_tier
+
+
+def test_an_unwired_repair_step_refuses_the_repair_before_anything_is_written(
+    palace: Palace, embedder: HashEmbedder, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with palace.open_vault("default", embedder) as store:
+        store.remember("kept before the seam was emptied", wing="life", room="notes", added_by="test")
+    before = (home / "vaults" / "default" / "vault.db").read_bytes()
+    monkeypatch.setattr(seams, "_repair_steps", {})
+    with pytest.raises(seams.SeamMissing, match="repair step 'index_tier' is not wired"):
+        repair_vault(palace, "default", embedder)
+    assert (home / "vaults" / "default" / "vault.db").read_bytes() == before
 
 
 def test_an_unwired_admission_screen_refuses_the_write(

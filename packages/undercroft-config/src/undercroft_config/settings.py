@@ -35,6 +35,7 @@ __all__ = [
     "fusion_weight",
     "home",
     "ivf_min",
+    "ivf_nprobe",
     "language",
     "late_top_n",
     "passphrase",
@@ -136,6 +137,11 @@ def pool_div(env: Env = None) -> int | None:
 def ivf_min(env: Env = None) -> int:
     """UNDERCROFT_IVF_MIN (default 8192)."""
     return _typed("UNDERCROFT_IVF_MIN", env, int)
+
+
+def ivf_nprobe(env: Env = None) -> int | None:
+    """UNDERCROFT_IVF_NPROBE (None: the engine's own, a quarter of the lists)."""
+    return _typed("UNDERCROFT_IVF_NPROBE", env, (int, type(None)))
 
 
 def wing_pq_min(env: Env = None) -> int | None:

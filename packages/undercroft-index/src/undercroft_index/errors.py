@@ -1,6 +1,6 @@
 """Typed errors of `undercroft_index`."""
 
-__all__ = ["Error"]
+__all__ = ["Error", "IndexRefused"]
 
 
 class Error(Exception):
@@ -8,3 +8,7 @@ class Error(Exception):
 
     #: "run" (exit 1) or "integrity" (exit 2).
     error_class = "run"
+
+
+class IndexRefused(Error):
+    """Input an index cannot take: a wrong shape, a non-finite value, an artifact of the wrong geometry."""

@@ -13,6 +13,7 @@ from undercroft_store.kernel._internal.context import VaultContext
 from undercroft_store.kernel._internal.heals import recorded_heals
 from undercroft_store.kernel._internal.identity import recorded_identity
 from undercroft_store.kernel.label_guard import label_guard_replays
+from undercroft_store.kernel.tier_tables import read_generation
 
 __all__ = ["CeilingReport", "VaultStats", "vault_stats"]
 
@@ -69,6 +70,7 @@ class VaultStats:
     chain_over_ceiling: bool = False
     chain_replays: int = 0
     heals: list[str] = field(default_factory=list)  # the heal log (meta.heals): what writable opens repaired
+    index_generation: int | None = None  # the PQ tier's codebook generation at rest (None: no tier stored)
 
     def taxonomy(self) -> dict[str, dict[str, int]]:
         """Wing → room → drawers, from the ``wing/room`` counts (the quarantine wing's rooms excluded)."""
@@ -101,6 +103,8 @@ class VaultStats:
             f"unhealed:       {len(self.unhealed)}",
         ]
         lines += [f"  {line}" for line in self.unhealed]
+        if self.index_generation is not None:
+            lines.append(f"index tier:     pq codebook generation {self.index_generation}")
         lines.append(f"heals logged:   {len(self.heals)}")
         lines += [f"  {line}" for line in self.heals]
         return "\n".join(lines)
@@ -123,6 +127,7 @@ def vault_stats(context: VaultContext, unhealed: list[str]) -> VaultStats:
         head, height = committed_head(context)  # a missing chain_meta row is ChainBroken (exit 2)
         identity = recorded_identity(context)
         heals = recorded_heals(connection)
+        index_generation = _index_generation(context)
     finally:
         connection.execute("COMMIT")
     drawers = sum(wings.values()) + quarantined
@@ -148,4 +153,10 @@ def vault_stats(context: VaultContext, unhealed: list[str]) -> VaultStats:
         chain_over_ceiling=CeilingReport(int(height), ceiling).over,
         chain_replays=label_guard_replays(context),
         heals=heals,
+        index_generation=index_generation,
     )
+
+
+def _index_generation(context: VaultContext) -> int | None:
+    """The PQ tier's stored codebook generation (kernel.tier_tables)."""
+    return read_generation(context.connection)

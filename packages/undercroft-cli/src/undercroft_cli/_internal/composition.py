@@ -1,9 +1,9 @@
 """The composition root: the palace from the environment, the embedder the CLI injects, and what this build has.
 
 `BUILD` is the one declared fact of which components this program ships, derived from the factories wired
-here (today: the hash embedder and nothing else), so a later issue that wires an onnx embedder, a reranker,
-a retrieval tier, the admission advisor or a remote index flips it by adding the factory. `start_up` runs
-the start-up resolver over it: every entry point (each command, serve-mcp) and `config check` read the
+here (today: the hash embedder and the pq and hnsw candidate tiers), so a later issue that wires an onnx
+embedder, a reranker, the fde tier, the admission advisor or a remote index flips it by adding the factory.
+`start_up` runs the start-up resolver over it: every entry point (each command, serve-mcp) and `config check` read the
 same `BUILD` through the same `undercroft_config.check`, so they cannot disagree.
 """
 
@@ -36,9 +36,12 @@ __all__ = [
 #: The embedders this build wires, by the capability UNDERCROFT_EMBEDDER selects.
 _EMBEDDERS: Final[Mapping[Capability, Callable[[], Embedder]]] = {Capability.EMBEDDER_HASH: HashEmbedder}
 
-#: What this build has: every component wired above. Rerankers, retrieval tiers, the admission advisor,
+#: The candidate tiers the store's searcher builds (`undercroft_store.search.tiers`); fde is not built yet.
+_RETRIEVAL_TIERS: Final = (Capability.RETRIEVAL_PQ, Capability.RETRIEVAL_HNSW)
+
+#: What this build has: every component wired above. Rerankers, the fde tier, the admission advisor,
 #: remote indexes and telemetry exporters are not wired yet, so declaring one refuses at start.
-BUILD: Final = Build.of(_EMBEDDERS)
+BUILD: Final = Build.of([*_EMBEDDERS, *_RETRIEVAL_TIERS])
 
 
 class EmbedderUnavailable(Error):

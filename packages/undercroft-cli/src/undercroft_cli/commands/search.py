@@ -13,12 +13,13 @@ import json
 from datetime import date, datetime
 
 import click
+from undercroft_config import settings
 from undercroft_core import KIND_VOCAB, TRUST_VOCAB
 from undercroft_core.language import CALENDARS, DATE_ORDERS, LANGUAGES, WEEK_STARTS, reading_conventions
 from undercroft_store import DEFAULT_VAULT
 from undercroft_store.search import Searcher, SearchHit, SearchRequest, SearchResult
 
-from undercroft_cli._internal.composition import open_reader, pick_embedder
+from undercroft_cli._internal.composition import open_reader, open_store, pick_embedder
 from undercroft_cli.operations import no_hits_line, parse_day, parse_instant, search_disclosures
 
 __all__ = ["EVIDENCE_NOTE", "render_hit", "render_result", "search_command"]
@@ -134,7 +135,10 @@ def search_command(
         as_of=_date(as_of, "--as-of"),
         conventions=reading_conventions(language, date_order, week_start, calendar),
     )
-    with open_reader(vault) as store:
+    # The pq tier keeps its sealed code rows in the vault: a writable handle persists what it builds, so the
+    # next search loads the codes instead of training again (a read-only one builds in RAM only).
+    opened = open_store(vault) if str(settings.retrieval()) == "pq" else open_reader(vault)
+    with opened as store:
         result = Searcher.from_settings(store, pick_embedder()).search(request)
     if as_json:
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))

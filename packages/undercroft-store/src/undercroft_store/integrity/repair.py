@@ -34,6 +34,7 @@ from undercroft_vault import Domain, IntegrityFailure, constant_time_equal, fing
 
 from undercroft_store.errors import RecordTampered
 from undercroft_store.integrity.verify import VerifyReport, verify_vault
+from undercroft_store.kernel import seams
 from undercroft_store.kernel._internal.context import VaultContext
 from undercroft_store.kernel._internal.identity import recorded_identity
 from undercroft_store.kernel._internal.reading import verified_drawer
@@ -68,6 +69,7 @@ class RepairReport:
     identity_recorded: str | None = None
     append_counter_restored: int = 0  # how far meta.append_counter was behind (0: it was not)
     indexes_rebuilt: list[str] = field(default_factory=list)  # what made REINDEX run (empty: it did not)
+    index_tier: str | None = None  # the candidate tier's rebuild (None: no tier stored)
     bytes_before: int = 0
     bytes_after: int = 0
     verify: VerifyReport | None = None
@@ -92,6 +94,7 @@ class RepairReport:
             "identity_recorded": self.identity_recorded,
             "append_counter_restored": self.append_counter_restored,
             "indexes_rebuilt": list(self.indexes_rebuilt),
+            "index_tier": self.index_tier,
             "bytes_before": self.bytes_before,
             "bytes_after": self.bytes_after,
             "verify_ok": self.ok,
@@ -114,6 +117,8 @@ class RepairReport:
             + (f"rebuilt (REINDEX: {self.indexes_rebuilt[0]})" if self.indexes_rebuilt else "ok"),
             f"vacuum:                {self.bytes_before} -> {self.bytes_after} bytes",
         ]
+        if self.index_tier is not None:
+            lines.insert(-1, f"index tier:            {self.index_tier}")
         if self.verify is not None:
             lines.append(self.verify.render())
         return "\n".join(lines)
@@ -189,9 +194,18 @@ def _repair_fts(context: VaultContext, live: dict[int, str], report: RepairRepor
     report.fts_added = len(missing)
 
 
+def _rebuild_tier(context: VaultContext, step: seams.RepairStep) -> str | None:
+    """The candidate tier's repair step (search.tiers.integrity.rebuild_tier, through `kernel.seams`)."""
+    try:
+        return step(context)
+    except RecordTampered as error:
+        return f"not rebuilt: {error}"
+
+
 def repair_context(context: VaultContext, *, progress: Progress | None = None) -> RepairReport:
     """Run every repair step on an open writable vault."""
     tick = progress or (lambda _step, _done, _total: None)
+    tier_step = seams.repair_step("index_tier")  # an unwired step refuses here, before anything is written
     report = RepairReport(vault=context.vault_id, bytes_before=_db_bytes(context))
     embedder = context.embedder
     offered = embedder.identity.label
@@ -249,6 +263,7 @@ def repair_context(context: VaultContext, *, progress: Progress | None = None) -
         _repair_fts(context, live, report)
     _restore_counter(context, highest, report)
     _rebuild_indexes(context, report)
+    report.index_tier = _rebuild_tier(context, tier_step)
     context.connection.execute("VACUUM")
     context.generation += 1
     context.scope_index_checked = False  # the indexes were rebuilt under this handle: check them afresh

@@ -84,7 +84,9 @@ SEALED_DOMAINS: Final[dict[DomainKind, str | None]] = {
     DomainKind.EMBEDDING: "drawers.embedding",
     DomainKind.TOKENS: None,
     DomainKind.FDE_TOKENS: None,
-    DomainKind.PQ_ARTIFACT: None,
+    # Derived, never re-sealed: search.tiers.integrity.drop_on_rotation (wired in undercroft_store.wiring) drops
+    # both tables' rows in the rotation's transaction; the next search rebuilds them under the new keys.
+    DomainKind.PQ_ARTIFACT: "tier_pq_meta.blob, tier_pq_rows.blob",
     DomainKind.KG_OBJECT: None,
     DomainKind.KG_TERMS: None,
     DomainKind.KG_NAME: None,

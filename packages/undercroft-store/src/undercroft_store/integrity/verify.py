@@ -51,8 +51,9 @@ from undercroft_store.kernel.verdict import VerifyReport
 __all__ = ["FEATURE_LEGS", "VerifyReport", "verify_vault"]
 
 #: The report fields the features' registered legs fill (`kernel.seams.register_verify_leg`): the admission
-#: queue (governance.quarantine) and the memory surfaces (memory.kg.verify). Verify refuses when one is unwired.
-FEATURE_LEGS: tuple[str, ...] = ("queue_failures", "surfaces")
+#: queue (governance.quarantine), the memory surfaces (memory.kg.verify) and the candidate tier's sealed
+#: artifacts (search.tiers.integrity). Verify refuses when one is unwired.
+FEATURE_LEGS: tuple[str, ...] = ("queue_failures", "surfaces", "index_tier")
 
 
 # The embedding column is read only where its leg runs (sealed vaults: it must open under {id}/emb).

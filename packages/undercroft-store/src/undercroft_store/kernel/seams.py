@@ -11,6 +11,9 @@ package is imported, and read by the code that must reach every feature:
 - the **resealers** (`register_resealer` / `resealers`): each tagged table's re-key hook, run inside a key
   rotation's one transaction (`Rekeying`); rotation refuses a vault whose non-empty table has none.
 
+- the **repair steps** (`register_repair_step` / `repair_step`): a feature's rebuild of its derived tables,
+  run by repair after the drawers are sound (the candidate tier's, `search.tiers.integrity.rebuild_tier`).
+
 Plus the **verifier** behind `VaultStore.verify` (`install_verifier` / `verifier`), so the façade does not
 import the integrity package that stands on it.
 """
@@ -32,14 +35,17 @@ if TYPE_CHECKING:  # the write items and the report are kernel types too; only a
 
 __all__ = [
     "Rekeying",
+    "RepairStep",
     "Resealer",
     "SeamMissing",
     "VerifyLeg",
     "WriteScreen",
     "install_verifier",
     "install_write_screen",
+    "register_repair_step",
     "register_resealer",
     "register_verify_leg",
+    "repair_step",
     "resealers",
     "verifier",
     "verify_legs",
@@ -96,9 +102,14 @@ class Rekeying:
 #: A table's reseal hook (see `Rekeying`).
 Resealer = Callable[[Rekeying], list[tuple[str, bytes]]]
 
+#: A feature's repair step: rebuild its derived tables on an open writable context; a line for the report,
+#: or None when the vault holds nothing of the feature.
+RepairStep = Callable[[VaultContext], str | None]
+
 _screen: list[WriteScreen] = []
 _legs: dict[str, VerifyLeg] = {}
 _resealers: dict[str, Resealer] = {}
+_repair_steps: dict[str, RepairStep] = {}
 _verifier: list[Callable[..., VerifyReport]] = []
 
 
@@ -141,6 +152,20 @@ def register_resealer(table: str, hook: Resealer) -> None:
 def resealers() -> Mapping[str, Resealer]:
     """table -> re-key hook, as registered (read-only view)."""
     return dict(_resealers)
+
+
+def register_repair_step(name: str, step: RepairStep) -> None:
+    """Register a feature's repair step under the report field it fills."""
+    if name in _repair_steps and _repair_steps[name] is not step:
+        raise SeamMissing(f"a repair step for {name!r} is already registered")
+    _repair_steps[name] = step
+
+
+def repair_step(name: str) -> RepairStep:
+    """The repair step registered under ``name``; `SeamMissing` when none is (repair refuses a partial run)."""
+    if name not in _repair_steps:
+        raise SeamMissing(f"repair step {name!r} is not wired; repair refuses to report a partial run")
+    return _repair_steps[name]
 
 
 def install_verifier(run: Callable[..., VerifyReport]) -> None:

@@ -53,6 +53,7 @@ class VerifyReport:
     scope_index: list[str] = field(default_factory=list)  # drawers_scope answers that differ from the table
     fingerprint_drift: list[str] = field(default_factory=list)  # stored fingerprint != keyed fingerprint
     order_drift: list[str] = field(default_factory=list)  # seq out of the chain's creation order
+    index_tier: list[str] = field(default_factory=list)  # tier artifacts failing their seal (search.tiers)
     append_counter: str = ""  # empty when meta.append_counter lies above every live append index
 
     @property
@@ -87,6 +88,7 @@ class VerifyReport:
             or self.fingerprint_drift
             or self.order_drift
             or self.append_counter
+            or self.index_tier
         )
 
     def render(self) -> str:
@@ -114,6 +116,7 @@ class VerifyReport:
             ("fingerprints:", " stale", "FINGERPRINT", self.fingerprint_drift),
             ("write order:", " out of order", "SEQ", self.order_drift),
             ("scope index:", " disagree", "INDEX", self.scope_index),
+            ("index tier:", " failed", "TIER", self.index_tier),
         )
         for label, suffix, marker, findings in legs:
             lines.append(f"{label:<18}{len(findings)}{suffix}")

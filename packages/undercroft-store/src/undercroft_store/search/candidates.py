@@ -19,7 +19,7 @@ appended to the cosine candidates (`joined`), so a drawer whose words answer the
 fusion whatever its cosine rank. On an hmac-only vault above ``UNDERCROFT_FTS_PREFILTER_MIN`` those joiners come
 from its FTS5 table instead (`fts.fts_joiners`), and the RAM postings are never built.
 
-Later tiers (PQ/IVF, FDE, HNSW) implement :class:`CandidateTier`; everything downstream is identical.
+The scaled tiers (`search.tiers`: PQ/IVF, HNSW) implement :class:`CandidateTier`; everything downstream is identical.
 """
 
 from __future__ import annotations
@@ -162,10 +162,17 @@ class Candidates:
 class CandidateTier(Protocol):
     """A candidate generator: the scope's members most similar to the query, exact cosine attached."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The tier's name, as the search trace reports it."""
+        ...
 
     def candidates(self, query: NDArray[np.float32], scope_seqs: NDArray[np.int64], plan: PoolPlan) -> Candidates:
         """Draw ``plan.stage_one`` members of the scope, cut to ``plan.hydrate`` by exact cosine."""
+        ...
+
+    def cosines(self, query: NDArray[np.float32], seqs: NDArray[np.int64]) -> NDArray[np.float32]:
+        """Exact cosines of ``seqs`` (ascending, each live) to ``query``: the joiners' and content channel's."""
         ...
 
 

@@ -30,7 +30,14 @@ from undercroft_store.kernel._internal.read_door import InternalRead, audited_re
 from undercroft_store.kernel.trust import trust_assignments as read_trust
 from undercroft_store.search._internal.analysis import AnalysisMemo
 from undercroft_store.search._internal.scope_memo import ScopeMemo
-from undercroft_store.search.candidates import TILED_DEPTH, EmbeddingCache, FullScanTier, joined, plan_pool
+from undercroft_store.search.candidates import (
+    TILED_DEPTH,
+    CandidateTier,
+    EmbeddingCache,
+    FullScanTier,
+    joined,
+    plan_pool,
+)
 from undercroft_store.search.dated import DatedIndex, dated_joiners
 from undercroft_store.search.errors import InvalidSearch
 from undercroft_store.search.fts import fts_joiners
@@ -43,6 +50,7 @@ from undercroft_store.search.postings import Postings
 from undercroft_store.search.request import SearchRequest
 from undercroft_store.search.scope import TrustPolicy, resolve_scope
 from undercroft_store.search.selection import cap_rooms, page
+from undercroft_store.search.tiers import HnswTier, ScaledTier, TierOptions, scaled_tier
 from undercroft_store.search.trace import SearchTrace
 from undercroft_store.store import VaultStore
 
@@ -81,6 +89,8 @@ class Searcher:
         trust_reader: Callable[[], Mapping[str, str]] | None = None,
         trace: bool = False,
         clock: Callable[[], datetime] = _utc_now,
+        retrieval: str | None = None,
+        tier_options: TierOptions | None = None,
     ) -> None:
         """Bind the pipeline to ``store``; ``gate``/``fusion.floor`` default to the embedder's own calibration.
 
@@ -88,7 +98,8 @@ class Searcher:
         (the vault's own verified trust table, so an assignment made after this searcher was built counts);
         ``trust`` then contributes only its vault floor. ``fts_prefilter_min`` (None: off): on an hmac-only
         vault, an unpinned search whose population exceeds it draws its lexical joiners from the FTS5 index
-        (`search.fts`) instead of the RAM postings.
+        (`search.fts`) instead of the RAM postings. ``retrieval`` names the candidate tier (`search.tiers`:
+        ``pq`` or ``hnsw``; None: the full scan).
         """
         self._store = store
         self._embedder = embedder
@@ -107,6 +118,8 @@ class Searcher:
         self._trace = trace
         self._clock = clock
         self.cache = EmbeddingCache()
+        #: The scaled candidate tier (None: the full scan over `cache`).
+        self.tier: ScaledTier | None = scaled_tier(retrieval, tier_options)
         self.lexicon = Lexicon()
         self._scopes = ScopeMemo(store)
         self._analysis = AnalysisMemo()  # entities and time mentions: once per drawer, not once per hit
@@ -150,7 +163,23 @@ class Searcher:
             trust_reader=reader,
             trace=settings.search_trace(env),
             clock=clock,
+            retrieval=settings.retrieval(env),
+            tier_options=TierOptions(
+                ivf_min=settings.ivf_min(env),
+                nprobe=settings.ivf_nprobe(env),
+                train_source_cap=settings.train_source_cap(env),
+            ),
         )
+
+    def _drawing_tier(self) -> tuple[NDArray[np.int64], CandidateTier]:
+        """Every live seq and the tier that draws this search's candidates, brought to the store's generation."""
+        scaled = self.tier
+        if scaled is None:
+            seqs, unit = self.cache.load(self._store)
+            return seqs, FullScanTier(seqs, unit)
+        if isinstance(scaled, HnswTier):
+            return scaled.prepare(self._store, self.cache)
+        return scaled.prepare(self._store)
 
     @property
     def postings(self) -> Postings | None:
@@ -207,7 +236,7 @@ class Searcher:
         """Fill both caches for the whole vault now (a server's first search then pays nothing); returns the
         drawers read. Every drawer is HMAC-verified and decrypted on the way in."""
         with silent(self._store, InternalRead.INDEX_MAINTENANCE):
-            seqs, _ = self.cache.load(self._store)
+            seqs, _ = self._drawing_tier()
             before = self.lexicon.filled
             self._postings = self._indexed(seqs)
             return self.lexicon.filled - before
@@ -242,7 +271,7 @@ class Searcher:
         self,
         query: str,
         language: str | None,
-        tier: FullScanTier,
+        tier: CandidateTier,
         seqs: NDArray[np.int64],
         cosines: NDArray[np.float32],
     ) -> NDArray[np.float32]:
@@ -294,8 +323,7 @@ class Searcher:
         scope = resolve_scope(self._scopes, request, self._trust_for(request))
         population = scope.seqs if ranked_at is None else self._cut_at(scope.seqs, ranked_at)
         trace.mark("scope")
-        seqs, unit = self.cache.load(self._store)
-        tier = FullScanTier(seqs, unit)
+        seqs, tier = self._drawing_tier()
         trace.mark("cache")
         query_vector = self._embedder.embed([request.query])[0]
         norm = float(np.linalg.norm(query_vector))
