@@ -53,6 +53,13 @@ from undercroft_core.ids import (
     validate_drawer_id,
 )
 from undercroft_core.maxsim import maxsim, maxsim_many
+from undercroft_core.model_roles import (
+    CrossEncoder,
+    DegradingCrossEncoder,
+    DegradingLateEncoder,
+    LateEncoder,
+    mean_pool,
+)
 from undercroft_core.names import InvalidName, validate_name
 from undercroft_core.normalisation import NORMALIZE_VERSION, SUPPORTED_NORMALIZE_VERSIONS, is_blank, normalise
 from undercroft_core.quantisation import QuantisedVectors, dequantise_int8, pack_int8, quantise_int8, unpack_int8
@@ -94,7 +101,10 @@ __all__ = [
     "TRUST_ORDER",
     "TRUST_VOCAB",
     "Chunk",
+    "CrossEncoder",
+    "DegradingCrossEncoder",
     "DegradingEmbedder",
+    "DegradingLateEncoder",
     "Drawer",
     "Embedder",
     "EmbedderIdentity",
@@ -106,6 +116,7 @@ __all__ = [
     "IntegrityError",
     "InvalidInput",
     "InvalidName",
+    "LateEncoder",
     "Occurrence",
     "QuantisedVectors",
     "TimeMention",
@@ -121,6 +132,7 @@ __all__ = [
     "is_drawer_id",
     "maxsim",
     "maxsim_many",
+    "mean_pool",
     "measure_admission_gate",
     "measure_semantic_floor",
     "normalise",
