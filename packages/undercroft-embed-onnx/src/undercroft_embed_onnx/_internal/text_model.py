@@ -45,7 +45,7 @@ def default_name(model: Path, tokenizer: Path) -> str:
     digest = hashlib.sha256()
     for path in (model, tokenizer):
         with path.open("rb") as handle:
-            for block in iter(lambda handle=handle: handle.read(1 << 20), b""):
+            while block := handle.read(1 << 20):
                 digest.update(block)
     return f"onnx-sha256-{digest.hexdigest()[:16]}"
 
@@ -146,5 +146,5 @@ def _input_plan(
 
 
 def _output_name(session: onnxruntime.InferenceSession) -> str:
-    names = [node.name for node in session.get_outputs()]
+    names = [str(node.name) for node in session.get_outputs()]
     return next((name for name in names if name in _HIDDEN_OUTPUTS), names[0])
