@@ -76,16 +76,23 @@ def token_model(table_rows: int = len(VOCAB)) -> onnx.ModelProto:
 
 
 def cross_encoder_model(table_rows: int = len(VOCAB)) -> onnx.ModelProto:
-    """(query, passage) ids → logits (batch, 1): the mean token state projected on a fixed vector."""
+    """(query, passage) ids → logits (batch, 1): the attention-masked mean token state projected on a fixed vector."""
     table = numpy_helper.from_array(embedding_table(table_rows), "table")
     weight = numpy_helper.from_array(np.linspace(-1.0, 1.0, DIMENSION, dtype=np.float32).reshape(DIMENSION, 1), "w")
+    axis_one = numpy_helper.from_array(np.array([1], dtype=np.int64), "axis_one")
+    axis_two = numpy_helper.from_array(np.array([2], dtype=np.int64), "axis_two")
     nodes = [
         helper.make_node("Gather", ["table", "input_ids"], ["states"], axis=0),
-        helper.make_node("ReduceMean", ["states"], ["pooled"], axes=[1], keepdims=0),
+        helper.make_node("Cast", ["attention_mask"], ["mask"], to=TensorProto.FLOAT),
+        helper.make_node("Unsqueeze", ["mask", "axis_two"], ["mask3"]),
+        helper.make_node("Mul", ["states", "mask3"], ["masked"]),
+        helper.make_node("ReduceSum", ["masked", "axis_one"], ["summed"], keepdims=0),
+        helper.make_node("ReduceSum", ["mask", "axis_one"], ["count"], keepdims=1),
+        helper.make_node("Div", ["summed", "count"], ["pooled"]),
         helper.make_node("MatMul", ["pooled", "w"], ["logits"]),
     ]
     output = helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 1])
-    return _graph(nodes, [output], [table, weight], "tiny-cross-encoder")
+    return _graph(nodes, [output], [table, weight, axis_one, axis_two], "tiny-cross-encoder")
 
 
 def save(model: onnx.ModelProto, path: Path) -> Path:
