@@ -182,6 +182,7 @@ def ingest(limit: int, rounds: int) -> None:
 
 
 def main(argv: list[str]) -> int:
+    global DATA  # one run, one file: every report records the path it read
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=pathlib.Path, default=DATA, help="the LoCoMo dev split")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -191,7 +192,6 @@ def main(argv: list[str]) -> int:
     ingest_command.add_argument("--limit", type=int, default=256)
     ingest_command.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args(argv)
-    global DATA  # noqa: PLW0603 - one run, one file: every report records the path it read
     DATA = args.data
     if not os.environ.get("UNDERCROFT_ONNX_MODEL"):
         print("skip: UNDERCROFT_ONNX_MODEL is not set (see ../shared/data/README.md, 'Models that work offline')")
