@@ -167,3 +167,21 @@ def test_a_failed_inference_is_counted_and_the_server_keeps_answering(tmp_path: 
     assert status["embed_failures"] == 1, status
     # The write landed verbatim and is lexically findable (semantically invisible until re-embedded).
     assert not replies["found"].is_error and f"the {POISON} leaks" in _text(replies["found"])
+
+
+def test_a_hash_vault_moves_to_a_model_only_by_force_and_repair(tmp_path: Path) -> None:
+    files = tiny_pair(tmp_path)
+    home = tmp_path / "palace"
+    _ok(home, "init")
+    notes = _notes(tmp_path / "notes", {"cars.md": "the red car runs", "pets.md": "a cat sleeps"})
+    _ok(home, "mine", str(notes))  # the hash default
+    env = _model_env("ort", files, "tiny-e2e")
+    refused = _run(home, "search", "red car", **env)
+    assert refused.returncode == 1 and "undercroft-hash-v3@384" in refused.stderr
+    assert "UNDERCROFT_FORCE_EMBEDDER=1" in refused.stderr
+    repaired = json.loads(_ok(home, "repair", "--json", **env, UNDERCROFT_FORCE_EMBEDDER="1"))
+    assert repaired["identity_recorded"] == "tiny-e2e@8" and repaired["embeddings_reembedded"] == 2, repaired
+    hits = _hits(_ok(home, "search", "--json", "red car", **env))  # no force needed any more
+    assert hits[0]["content"] == "the red car runs"
+    back = _run(home, "search", "red car")
+    assert back.returncode == 1 and "tiny-e2e@8" in back.stderr
