@@ -6,7 +6,12 @@ from undercroft_bench.bm25 import make_bm25
 from undercroft_bench.errors import InvalidSetting
 from undercroft_bench.random_pick import make_random
 from undercroft_bench.retriever import ArmContext, ArmFactory, Retriever
-from undercroft_bench.undercroft_arm import make_undercroft, make_undercroft_when
+from undercroft_bench.undercroft_arm import (
+    make_undercroft,
+    make_undercroft_onnx,
+    make_undercroft_ort,
+    make_undercroft_when,
+)
 
 __all__ = ["ARMS", "build_retriever", "resolve_arm"]
 
@@ -20,6 +25,9 @@ ARMS: dict[str, ArmFactory] = {
     "random": make_random,
     "undercroft": make_undercroft,
     "undercroft-when": make_undercroft_when,
+    # The in-process model embedders (issue 24): UNDERCROFT_ONNX_MODEL / _TOKENIZER / _NAME declare the model.
+    "undercroft-onnx": make_undercroft_onnx,
+    "undercroft-ort": make_undercroft_ort,
 }
 
 

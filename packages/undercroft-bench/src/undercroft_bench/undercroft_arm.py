@@ -7,18 +7,24 @@ write results' ids map each drawer back to its chunk. A question is answered by
 `undercroft_store.search.Searcher` with ``limit`` = the instrument's pool, and the hits' ids are returned in
 the order the store ranked them: an honest pass-through, no re-ranking here. The `undercroft-when` arm is the
 same search with ``when_from_query`` set (the product's opt-in date window read from the question; off by
-default there, so it is a separate arm here).
+default there, so it is a separate arm here). The `undercroft-onnx` and `undercroft-ort` arms are the same
+vault with the in-process model embedder the product's ``UNDERCROFT_ONNX_MODEL`` / ``_TOKENIZER`` / ``_NAME``
+(and ``UNDERCROFT_ORT_POOL``) declare, built once per process and shared by every scope (the model load is
+not an ingest cost); the distribution is imported only when such an arm runs.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+import os
 import re
 import tempfile
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
-from undercroft_core import Drawer, HashEmbedder, append_drawer_id
+from undercroft_core import Drawer, Embedder, HashEmbedder, append_drawer_id
 from undercroft_store import DrawerWrite, Palace, Screen
 from undercroft_store.search import Searcher, SearchRequest
 
@@ -26,7 +32,16 @@ from undercroft_bench.chunking import Chunk
 from undercroft_bench.errors import RetrieverFault
 from undercroft_bench.retriever import ArmContext
 
-__all__ = ["ARM_WING", "FILED_AT", "UndercroftRetriever", "make_undercroft", "make_undercroft_when"]
+__all__ = [
+    "ARM_WING",
+    "FILED_AT",
+    "UndercroftRetriever",
+    "make_undercroft",
+    "make_undercroft_onnx",
+    "make_undercroft_ort",
+    "make_undercroft_when",
+    "model_embedder",
+]
 
 #: The wing every chunk of a scope is filed under.
 ARM_WING = "bench"
@@ -42,13 +57,13 @@ def _room(session_id: str) -> str:
 class UndercroftRetriever:
     """One scope's sealed vault in a temporary palace, removed when the retriever is collected."""
 
-    def __init__(self, context: ArmContext, *, when_from_query: bool = False) -> None:
-        """Create the palace and the sealed vault (hash embedder); nothing is written yet."""
+    def __init__(self, context: ArmContext, *, when_from_query: bool = False, embedder: Embedder | None = None) -> None:
+        """Create the palace and the sealed vault (hash embedder unless given); nothing is written yet."""
         self._when_from_query = when_from_query
         self._directory = tempfile.TemporaryDirectory(prefix="undercroft-arm-")
         self._palace = Palace(Path(self._directory.name))
         self._palace.create_vault("bench", level="sealed")
-        self._embedder = HashEmbedder()
+        self._embedder = embedder if embedder is not None else HashEmbedder()
         self._store = self._palace.open_vault("bench", self._embedder)
         self._searcher = Searcher.from_settings(self._store, self._embedder)
         self._chunk_of: dict[str, str] = {}
@@ -105,3 +120,24 @@ def make_undercroft(context: ArmContext) -> UndercroftRetriever:
 def make_undercroft_when(context: ArmContext) -> UndercroftRetriever:
     """Arm factory: as `make_undercroft`, every question searched with ``when_from_query``."""
     return UndercroftRetriever(context, when_from_query=True)
+
+
+@functools.cache
+def model_embedder(runtime: str) -> Embedder:
+    """The ``onnx`` or ``ort`` embedder the environment declares, built once per process."""
+    distribution, factory = {
+        "onnx": ("undercroft_embed_onnx", "OnnxEmbedder"),
+        "ort": ("undercroft_embed_ort", "OrtEmbedder"),
+    }[runtime]
+    embedder: Embedder = getattr(importlib.import_module(distribution), factory).from_env(os.environ)
+    return embedder
+
+
+def make_undercroft_onnx(context: ArmContext) -> UndercroftRetriever:
+    """Arm factory: as `make_undercroft`, embedded by the portable onnx runtime (one CPU session)."""
+    return UndercroftRetriever(context, embedder=model_embedder("onnx"))
+
+
+def make_undercroft_ort(context: ArmContext) -> UndercroftRetriever:
+    """Arm factory: as `make_undercroft`, embedded by the tuned ort runtime (``UNDERCROFT_ORT_POOL``)."""
+    return UndercroftRetriever(context, embedder=model_embedder("ort"))

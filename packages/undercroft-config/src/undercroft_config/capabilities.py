@@ -49,7 +49,7 @@ class Capability(StrEnum):
 
 _DESCRIPTIONS: dict[Capability, str] = {
     Capability.EMBEDDER_HASH: "hash embedder",
-    Capability.EMBEDDER_ONNX: "onnx (tract) embedder",
+    Capability.EMBEDDER_ONNX: "onnx (portable CPU) embedder",
     Capability.EMBEDDER_ORT: "ort (ONNX Runtime) embedder",
     Capability.EMBEDDER_HTTP: "served (http) embedder",
     Capability.RERANKER_ONNX: "onnx cross-encoder reranker",

@@ -62,6 +62,13 @@ if TYPE_CHECKING:
         validate_drawer_id,
     )
     from undercroft_core.maxsim import maxsim, maxsim_many
+    from undercroft_core.model_roles import (
+        CrossEncoder,
+        DegradingCrossEncoder,
+        DegradingLateEncoder,
+        LateEncoder,
+        mean_pool,
+    )
     from undercroft_core.names import InvalidName, validate_name
     from undercroft_core.normalisation import NORMALIZE_VERSION, SUPPORTED_NORMALIZE_VERSIONS, is_blank, normalise
     from undercroft_core.quantisation import QuantisedVectors, dequantise_int8, pack_int8, quantise_int8, unpack_int8
@@ -104,7 +111,10 @@ __all__ = [
     "TRUST_ORDER",
     "TRUST_VOCAB",
     "Chunk",
+    "CrossEncoder",
+    "DegradingCrossEncoder",
     "DegradingEmbedder",
+    "DegradingLateEncoder",
     "Drawer",
     "Embedder",
     "EmbedderIdentity",
@@ -116,6 +126,7 @@ __all__ = [
     "IntegrityError",
     "InvalidInput",
     "InvalidName",
+    "LateEncoder",
     "Occurrence",
     "QuantisedVectors",
     "TimeMention",
@@ -131,6 +142,7 @@ __all__ = [
     "is_drawer_id",
     "maxsim",
     "maxsim_many",
+    "mean_pool",
     "measure_admission_gate",
     "measure_semantic_floor",
     "normalise",
@@ -150,6 +162,11 @@ __all__ = [
 
 #: Each exported name -> the submodule that defines it (a test checks it against ``__all__``).
 _EXPORTS: dict[str, str] = {
+    "CrossEncoder": "undercroft_core.model_roles",
+    "DegradingCrossEncoder": "undercroft_core.model_roles",
+    "DegradingLateEncoder": "undercroft_core.model_roles",
+    "LateEncoder": "undercroft_core.model_roles",
+    "mean_pool": "undercroft_core.model_roles",
     "CHUNK_CHARS": "undercroft_core.chunking",
     "Chunk": "undercroft_core.chunking",
     "DRAWER_ID_PATTERN": "undercroft_core.ids",

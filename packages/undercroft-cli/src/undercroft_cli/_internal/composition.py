@@ -1,14 +1,20 @@
 """The composition root: the palace from the environment, the embedder the CLI injects, and what this build has.
 
 `BUILD` is the one declared fact of which components this program ships, derived from the factories wired
-here (today: the hash embedder and the pq and hnsw candidate tiers), so a later issue that wires an onnx
-embedder, a reranker, the fde tier, the admission advisor or a remote index flips it by adding the factory.
-`start_up` runs the start-up resolver over it: every entry point (each command, serve-mcp) and `config check` read the
+here (the hash embedder always; the onnx and ort embedders when their distributions are installed; the pq
+and hnsw candidate tiers), so a
+later issue that wires a reranker, the fde tier, the admission advisor or a remote index flips it by
+adding the factory. A model distribution is found with ``find_spec`` (nothing of it runs) and imported only
+inside its factory, when the declaration asks for it: ``import undercroft_cli.main`` never loads
+onnxruntime, and the store never imports a model distribution — it receives the object built here. `start_up` runs
+the start-up resolver over it: every entry point (each command, serve-mcp) and `config check` read the
 same `BUILD` through the same `undercroft_config.check`, so they cannot disagree.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
@@ -33,8 +39,39 @@ __all__ = [
     "start_up",
 ]
 
+EmbedderFactory = Callable[[Mapping[str, str]], Embedder]
+
+
+def _in_process(distribution: str, factory: str) -> EmbedderFactory:
+    """A factory that imports ``distribution`` only when called and builds its embedder from ``env``."""
+
+    def build(env: Mapping[str, str]) -> Embedder:
+        module = importlib.import_module(distribution)
+        embedder: Embedder = getattr(module, factory).from_env(env)
+        return embedder
+
+    return build
+
+
+def _installed(distribution: str) -> bool:
+    return importlib.util.find_spec(distribution) is not None
+
+
+#: The in-process model embedders, wired when their distribution is installed.
+_MODEL_EMBEDDERS: Final = (
+    (Capability.EMBEDDER_ONNX, "undercroft_embed_onnx", "OnnxEmbedder"),
+    (Capability.EMBEDDER_ORT, "undercroft_embed_ort", "OrtEmbedder"),
+)
+
 #: The embedders this build wires, by the capability UNDERCROFT_EMBEDDER selects.
-_EMBEDDERS: Final[Mapping[Capability, Callable[[], Embedder]]] = {Capability.EMBEDDER_HASH: HashEmbedder}
+_EMBEDDERS: Final[Mapping[Capability, EmbedderFactory]] = {
+    Capability.EMBEDDER_HASH: lambda env: HashEmbedder(),
+    **{
+        capability: _in_process(distribution, factory)
+        for capability, distribution, factory in _MODEL_EMBEDDERS
+        if _installed(distribution)
+    },
+}
 
 #: The candidate tiers the store's searcher builds (`undercroft_store.search.tiers`); fde is not built yet.
 _RETRIEVAL_TIERS: Final = (Capability.RETRIEVAL_PQ, Capability.RETRIEVAL_HNSW)
@@ -63,13 +100,17 @@ def start_up(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
 
 
 def pick_embedder(env: Mapping[str, str] | None = None) -> Embedder:
-    """The embedder ``UNDERCROFT_EMBEDDER`` names; the hash embedder by default (zero downloads)."""
+    """The embedder ``UNDERCROFT_EMBEDDER`` names; the hash embedder by default (zero downloads).
+
+    ``onnx`` / ``ort`` read ``UNDERCROFT_ONNX_MODEL`` / ``_TOKENIZER`` / ``_NAME`` (and ``UNDERCROFT_ORT_POOL``);
+    a missing file refuses naming its variable (a run failure, exit 1).
+    """
     declared = settings.embedder(env)
     factory = _EMBEDDERS.get(Capability(f"embedder/{declared}"))
     if factory is None:
         # Start-up refuses this first; kept for library callers that skip start-up.
         raise EmbedderUnavailable(f"UNDERCROFT_EMBEDDER={declared} is not wired into this build; unset it to use hash")
-    return factory()
+    return factory(os.environ if env is None else env)
 
 
 def open_palace(*, read_only: bool = False, env: Mapping[str, str] | None = None) -> Palace:

@@ -1,0 +1,268 @@
+"""The in-process model embedders against the hash default, in one sitting (issue 24).
+
+    UNDERCROFT_ONNX_MODEL=… UNDERCROFT_ONNX_TOKENIZER=… python benchmarks/bench_embedders.py locomo OUT_DIR
+    UNDERCROFT_ONNX_MODEL=… UNDERCROFT_ONNX_TOKENIZER=… python benchmarks/bench_embedders.py ingest [--limit N]
+
+``locomo``: LoCoMo (dev split, the protocol of ``undercroft-bench locomo``) with the hash embedder and with the
+model embedder under several calibrations, in one process. The model's vectors are computed once (a cache
+keyed by the exact text, in RAM only) and reused by every calibration row, so a row costs its searches and
+not a re-embed; the first model row is the shipped default and reproduces ``--arm undercroft-ort`` exactly.
+Each row writes ``OUT_DIR/<row>.json`` (the instrument's own report), for ``compare_locomo.py``.
+
+``maxsim``: the honest real-model late-interaction arm. No trained ColBERT model can be had offline, so the
+hash default's top ``--pool`` candidates are re-ordered by MaxSim over MiniLM's own token outputs (the
+model's ``last_hidden_state`` rows, L2-normalised, through the ort late-encoder role), beside the hash arm.
+
+``ingest``: drawers/s through the store's write path (a sealed vault, one batch) for hash, onnx, ort with a
+pool of 1 (one batched all-core forward) and ort with a pool of single-thread sessions, on the same LoCoMo
+chunks, interleaved so the machine's noise lands on every arm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+from undercroft_bench.chunking import CHUNKERS
+from undercroft_bench.locomo_data import load_locomo
+from undercroft_bench.locomo_eval import LocomoSettings, format_locomo, locomo_json, run_locomo
+from undercroft_bench.undercroft_arm import UndercroftRetriever
+from undercroft_core import Drawer, Embedder, EmbedderIdentity, HashEmbedder, append_drawer_id
+from undercroft_store import DrawerWrite, Palace, Screen
+
+DATA = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo-dev.json"
+
+#: (row name, environment declared for that row). The first model row is the shipped default.
+CALIBRATIONS: tuple[tuple[str, dict[str, str]], ...] = (
+    ("minilm-default", {}),
+    ("minilm-floor-0", {"UNDERCROFT_SEMANTIC_FLOOR": "0"}),
+    ("minilm-gate-off", {"UNDERCROFT_SEMANTIC_GATE": "off"}),
+    ("minilm-gate-0.45", {"UNDERCROFT_SEMANTIC_GATE": "0.45"}),
+    ("minilm-weight-0.70", {"UNDERCROFT_FUSION_WEIGHT": "0.70"}),
+    ("minilm-weight-0.35", {"UNDERCROFT_FUSION_WEIGHT": "0.35"}),
+)
+
+
+class CachedEmbedder:
+    """Delegates to ``inner``, remembering each text's vector (RAM only) so calibration rows share one embed."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.cache: dict[str, NDArray[np.float32]] = {}
+
+    @property
+    def identity(self) -> EmbedderIdentity:
+        return self.inner.identity
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    @property
+    def embed_failures(self) -> int:
+        return self.inner.embed_failures
+
+    @property
+    def semantic_admission_gate(self) -> float | None:
+        return self.inner.semantic_admission_gate
+
+    @property
+    def semantic_floor(self) -> float:
+        return self.inner.semantic_floor
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        missing = list(dict.fromkeys(text for text in texts if text not in self.cache))
+        if missing:
+            for text, row in zip(missing, self.inner.embed(missing), strict=True):
+                self.cache[text] = row
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack([self.cache[text] for text in texts])
+
+
+def _model(runtime: str, pool: int | None = None) -> Embedder:
+    if runtime == "onnx":
+        from undercroft_embed_onnx import OnnxEmbedder
+
+        return OnnxEmbedder.from_env()
+    from undercroft_embed_ort import OrtEmbedder
+
+    env = dict(os.environ) if pool is None else {**os.environ, "UNDERCROFT_ORT_POOL": str(pool)}
+    return OrtEmbedder.from_env(env)
+
+
+def _run(conversations: list, embedder: Embedder, arm: str, out: pathlib.Path, row: str) -> dict[str, object]:
+    def factory(context: object) -> UndercroftRetriever:
+        return UndercroftRetriever(context, embedder=embedder)  # type: ignore[arg-type]
+
+    started = time.perf_counter()
+    report = run_locomo(conversations, LocomoSettings(arm=arm), factory=factory)
+    wall = time.perf_counter() - started
+    for line in format_locomo(report, DATA.name):
+        print(f"[{row}] {line}", flush=True)
+    document = locomo_json(report, {"path": str(DATA)})
+    document["row"] = row
+    document["environment"] = {
+        k: v for k, v in os.environ.items() if k.startswith("UNDERCROFT_SEMANTIC_") or k == "UNDERCROFT_FUSION_WEIGHT"
+    }
+    (out / f"{row}.json").write_text(json.dumps(document, indent=1), encoding="utf-8")
+    return {"row": row, "wall_seconds": round(wall, 1)}
+
+
+def locomo(out: pathlib.Path) -> None:
+    """Hash, then the model under each calibration (one embed of every text, shared by the rows)."""
+    out.mkdir(parents=True, exist_ok=True)
+    conversations = load_locomo(DATA)
+    print(_run(conversations, HashEmbedder(), "undercroft", out, "hash"), flush=True)
+    model = CachedEmbedder(_model("ort"))
+    print(f"model {model.identity.label}: gate {model.semantic_admission_gate}, floor {model.semantic_floor}")
+    for row, declared in CALIBRATIONS:
+        saved = {name: os.environ.get(name) for name in declared}
+        os.environ.update(declared)
+        try:
+            print(_run(conversations, model, "undercroft-ort", out, row), flush=True)
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+
+class MaxSimRescore:
+    """The hash arm's candidates for a scope, re-ordered by MaxSim of the query's tokens over each chunk's."""
+
+    def __init__(self, context: object, encoder: object) -> None:
+        self.inner = UndercroftRetriever(context)  # type: ignore[arg-type]
+        self.encoder = encoder
+        self.scope_id = self.inner.scope_id
+        self.matrices: dict[str, NDArray[np.float32]] = {}
+
+    def index(self, chunks: Sequence[object]) -> None:
+        self.inner.index(chunks)  # type: ignore[arg-type]
+        texts = [chunk.text for chunk in chunks]  # type: ignore[attr-defined]
+        for chunk, matrix in zip(chunks, self.encoder.encode_documents(texts), strict=True):  # type: ignore[attr-defined]
+            self.matrices[chunk.chunk_id] = matrix  # type: ignore[attr-defined]
+
+    def search(self, question: str, k: int) -> list[str]:
+        from undercroft_core import maxsim_many
+
+        candidates = self.inner.search(question, k)
+        query = self.encoder.encode_query(question)  # type: ignore[attr-defined]
+        scores = maxsim_many(query, [self.matrices[chunk_id] for chunk_id in candidates])
+        order = sorted(range(len(candidates)), key=lambda index: (-scores[index], index))
+        return [candidates[index] for index in order]
+
+
+def maxsim(out: pathlib.Path) -> None:
+    """Hash, then hash candidates re-ordered by MaxSim over MiniLM token states."""
+    from undercroft_embed_ort import OrtLateEncoder
+
+    out.mkdir(parents=True, exist_ok=True)
+    conversations = load_locomo(DATA)
+    print(_run(conversations, HashEmbedder(), "undercroft", out, "hash-again"), flush=True)
+    encoder = OrtLateEncoder(
+        os.environ["UNDERCROFT_ONNX_MODEL"], os.environ["UNDERCROFT_ONNX_TOKENIZER"], name="minilm-tokens"
+    )
+    started = time.perf_counter()
+    report = run_locomo(
+        conversations, LocomoSettings(arm="undercroft"), factory=lambda context: MaxSimRescore(context, encoder)
+    )
+    for line in format_locomo(report, DATA.name):
+        print(f"[maxsim] {line}", flush=True)
+    document = locomo_json(report, {"path": str(DATA)})
+    document["row"] = "hash+maxsim-minilm-tokens"
+    (out / "hash-maxsim.json").write_text(json.dumps(document, indent=1), encoding="utf-8")
+    print(
+        {
+            "row": "maxsim",
+            "wall_seconds": round(time.perf_counter() - started, 1),
+            "late_failures": encoder.late_failures,
+        }
+    )
+
+
+def _ingest_once(embedder: Embedder, texts: list[str]) -> float:
+    with tempfile.TemporaryDirectory(prefix="bench-embed-") as directory, Palace(pathlib.Path(directory)) as palace:
+        palace.create_vault("bench", level="sealed")
+        with palace.open_vault("bench", embedder) as store:
+            drawers = [
+                DrawerWrite(
+                    Drawer(
+                        id=append_drawer_id("bench", "ingest", index),
+                        content=text,
+                        wing="bench",
+                        room="ingest",
+                        chunk_index=index,
+                        id_recipe="append",
+                        added_by="bench",
+                        filed_at="2024-01-01T00:00:00Z",
+                    )
+                )
+                for index, text in enumerate(texts)
+            ]
+            started = time.perf_counter()
+            store.write(drawers, screening=Screen())
+            return time.perf_counter() - started
+
+
+def ingest(limit: int, rounds: int) -> None:
+    """Drawers/s through the sealed write path, each arm a fresh vault, arms interleaved per round."""
+    conversations = load_locomo(DATA)
+    chunker = CHUNKERS["protocol"]
+    texts = [chunk.text for conversation in conversations for chunk in chunker(conversation.sessions)][:limit]
+    arms: dict[str, Embedder] = {
+        "hash": HashEmbedder(),
+        "onnx": _model("onnx"),
+        "ort-pool-1": _model("ort", 1),
+        "ort-pool-2": _model("ort", 2),
+    }
+    for arm in arms.values():  # warm every session (and calibrate) before any timing
+        arm.embed(["warm up"])
+    seconds: dict[str, list[float]] = {name: [] for name in arms}
+    for _ in range(rounds):
+        for name, arm in arms.items():
+            seconds[name].append(_ingest_once(arm, texts))
+    print(f"ingest of {len(texts)} LoCoMo protocol chunks into a sealed vault, {rounds} round(s), median:")
+    for name, values in seconds.items():
+        median = float(np.median(values))
+        hash_median = float(np.median(seconds["hash"]))
+        print(f"  {name}: {median:.2f} s, {len(texts) / median:.1f} drawers/s ({median / hash_median:.1f}x hash)")
+
+
+def main(argv: list[str]) -> int:
+    global DATA  # one run, one file: every report records the path it read
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=pathlib.Path, default=DATA, help="the LoCoMo dev split")
+    commands = parser.add_subparsers(dest="command", required=True)
+    locomo_command = commands.add_parser("locomo")
+    locomo_command.add_argument("out", type=pathlib.Path)
+    maxsim_command = commands.add_parser("maxsim")
+    maxsim_command.add_argument("out", type=pathlib.Path)
+    ingest_command = commands.add_parser("ingest")
+    ingest_command.add_argument("--limit", type=int, default=256)
+    ingest_command.add_argument("--rounds", type=int, default=1)
+    args = parser.parse_args(argv)
+    DATA = args.data
+    if not os.environ.get("UNDERCROFT_ONNX_MODEL"):
+        print("skip: UNDERCROFT_ONNX_MODEL is not set (see ../shared/data/README.md, 'Models that work offline')")
+        return 0
+    if args.command == "locomo":
+        locomo(args.out)
+    elif args.command == "maxsim":
+        maxsim(args.out)
+    else:
+        ingest(args.limit, args.rounds)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
