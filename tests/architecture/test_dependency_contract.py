@@ -136,3 +136,30 @@ def test_the_cli_does_not_import_heavy_optional_stacks_at_start_up() -> None:
         capture_output=True, text=True, check=True,
     )
     assert probe.stdout.strip() == "[]", probe.stdout
+
+
+#: What the third-party contracts must forbid, written here and not read from the config: a module dropped from
+#: ``forbidden_modules`` (``socket`` from outbound-http, once) must fail this test, not quietly shrink it.
+THIRD_PARTY_FORBIDDEN = {
+    "outbound-http": ("httpx", "requests", "urllib3", "aiohttp", "socket", "ssl"),
+    "crypto-libraries": ("nacl", "cryptography", "argon2", "pqcrypto"),
+}
+
+
+def test_every_forbidden_third_party_module_is_enforced(tmp_path: pathlib.Path) -> None:
+    """One plant importing each forbidden module from the store: lint-imports names every one of them broken."""
+    assert LINT_IMPORTS
+    sources = _copy_tree(tmp_path)
+    src_dir = next(pathlib.Path(s) for s in sources if (pathlib.Path(s) / "undercroft_store").is_dir())
+    wanted = [module for modules in THIRD_PARTY_FORBIDDEN.values() for module in modules]
+    (src_dir / "undercroft_store" / "planted_forbidden.py").write_text("".join(f"import {m}\n" for m in wanted))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sources))
+    result = subprocess.run([LINT_IMPORTS, "--no-cache"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert result.returncode != 0, result.stdout
+    report = " ".join(result.stdout.split())
+    contracts = _contracts()
+    for contract_id, modules in THIRD_PARTY_FORBIDDEN.items():
+        assert f"{contracts[contract_id]['name']} BROKEN" in report, result.stdout
+        for module in modules:
+            assert f"undercroft_store is not allowed to import {module}:" in report, (contract_id, module)
+            assert f"undercroft_store.planted_forbidden -> {module} (l." in report, (contract_id, module)
