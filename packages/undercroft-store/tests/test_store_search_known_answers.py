@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from undercroft_core import HashEmbedder, calibrated_semantic_score
 from undercroft_store import Palace, VaultStore
-from undercroft_store.search import FusionPolicy, SearchRequest, Searcher
+from undercroft_store.search import FusionPolicy, Searcher, SearchRequest
 from undercroft_store.search.fusion import recency_by_share, semantic_scores
 from undercroft_store.search.gate import admit, resolve_gate
 
@@ -81,7 +81,7 @@ def test_newer_drawers_rank_above_older_ones_when_nothing_else_differs(tmp_path:
         ]
         hits = Searcher(store, EMBEDDER).search(SearchRequest("heron sighting", limit=3)).hits
     # Near-identical content: recency (newest = 1.0) decides the order, and by exactly its share.
-    assert [hit.id for hit in hits][0] == ids[-1]
+    assert hits[0].id == ids[-1]
     newest, oldest = (next(h for h in hits if h.id == i) for i in (ids[-1], ids[0]))
     gap = (newest.score - 0.55 * newest.semantic - 0.35 * newest.lexical) - (
         oldest.score - 0.55 * oldest.semantic - 0.35 * oldest.lexical

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from undercroft_core import HashEmbedder
 from undercroft_store import ChainBroken, Palace, RecordTampered
-from undercroft_store.search import SearchRequest, Searcher
+from undercroft_store.search import Searcher, SearchRequest
 from undercroft_vault import AuditRow, compute_tag, replay
 
 WORDS = ["zebra", "quokka", "marmalade", "lighthouse"]
