@@ -23,7 +23,9 @@ import pytest
 # The program installed beside this interpreter: the checkout's own editable install.
 PROGRAM = Path(sys.executable).parent / "undercroft"
 _REPO = Path(__file__).resolve().parents[2]
-SPEC = _REPO.parent / "shared" / "seeds" / "000_18d29bfad2fc0cf1.txt"
+_SEED = Path("shared") / "seeds" / "000_18d29bfad2fc0cf1.txt"
+# ../shared beside the checkout (the first ancestor holding it: a worktree nested deeper finds the same file).
+SPEC = next((root / _SEED for root in _REPO.parents if (root / _SEED).is_file()), _REPO.parent / _SEED)
 FIXTURES = _REPO / "packages" / "undercroft-cli" / "tests" / "fixtures" / "mining" / "convos"
 SESSION = FIXTURES / "claude-code" / "session.jsonl"
 # Words that must never appear in the raw database files of a sealed vault.
@@ -76,12 +78,18 @@ def test_help_lists_every_command_and_each_one_explains_itself(tmp_path: Path) -
     registered = set(re.findall(r"^  ([a-z][a-z-]*)  ", listed[listed.index("Commands:") :], flags=re.MULTILINE))
     mine = {"mine", "sweep", "transcript", "daemon", "hooks", "export", "import", "bundle", "config"}
     assert mine <= registered
-    if SPEC.is_file():  # the documents' CLI block: every command is here, or named as not shipped
-        assert _spec_commands() - registered == set(NOT_SHIPPED) - registered
-        assert not (set(NOT_SHIPPED) & registered), "a command named as not shipped has shipped: update NOT_SHIPPED"
     for command in (["mine"], ["transcript", "render"], ["daemon", "run"], ["import"], ["drawer", "delete-by-source"]):
         text = _ok(tmp_path, *command, "--help")
         assert text.startswith("Usage: undercroft " + " ".join(command)) and len(text.splitlines()) > 4
+
+
+def test_the_documents_cli_block_is_every_command_or_named_as_not_shipped(tmp_path: Path) -> None:
+    if not SPEC.is_file():
+        pytest.skip(f"the seed {SPEC} is not beside this checkout (lay ../shared beside it)")
+    listed = _ok(tmp_path, "--help")
+    registered = set(re.findall(r"^  ([a-z][a-z-]*)  ", listed[listed.index("Commands:") :], flags=re.MULTILINE))
+    assert _spec_commands() - registered == set(NOT_SHIPPED) - registered
+    assert not (set(NOT_SHIPPED) & registered), "a command named as not shipped has shipped: update NOT_SHIPPED"
 
 
 def test_scenario_a_verify_checklist(tmp_path: Path) -> None:
