@@ -161,10 +161,16 @@ def test_on_disk_tamper_is_exit_2_on_every_reading_command(home: Path, tmp_path:
     (docs / "a.md").write_text("The vault key lives in the hardware token.\n")
     _ok(home, "mine", str(docs))
     with sqlite3.connect(home / "vaults" / "default" / "vault.db") as db:
-        db.execute("UPDATE drawers SET content = CAST(substr(content, 1, 20) || x'00' || substr(content, 22) AS BLOB)")
+        # One bit flipped (XOR), never a byte overwritten with 0x00 (a no-op when the byte already was 0).
+        [(drawer_id, content)] = db.execute("SELECT id, content FROM drawers").fetchall()
+        flipped = bytearray(content)
+        flipped[20] ^= 0x01
+        db.execute("UPDATE drawers SET content = ? WHERE id = ?", (bytes(flipped), drawer_id))
     for args in (("verify",), ("export",), ("drawer", "list"), ("search", "hardware token")):
         done = _run(home, *args)
         assert done.returncode == 2, (args, done.returncode, done.stderr)
+        said = done.stdout + done.stderr
+        assert drawer_id in said and "hardware token" not in done.stdout, (args, said)
 
 
 def test_vaults_are_isolated(home: Path, tmp_path: Path) -> None:
