@@ -188,7 +188,9 @@ def test_vaults_are_isolated(home: Path, tmp_path: Path) -> None:
         row = source.execute(f"SELECT {columns} FROM drawers").fetchone()
     with sqlite3.connect(home / "vaults" / "default" / "vault.db") as target:
         target.execute(f"INSERT INTO drawers ({columns}) VALUES (?,?,?,?,?,?,?,?,?,?)", row)
-    assert _run(home, "verify").returncode == 2
+    carried = _run(home, "verify")
+    assert carried.returncode == 2 and f"TAMPERED: {row[0]}" in carried.stdout, carried.stdout + carried.stderr
+    assert carried.stdout.rstrip().endswith("VERIFY FAILED")
     assert _run(home, "verify", "--vault", "work").returncode == 0
 
 
