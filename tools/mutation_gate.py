@@ -26,6 +26,7 @@ import dataclasses
 import importlib.util
 import os
 import pathlib
+import resource
 import shutil
 import subprocess
 import sys
@@ -287,7 +288,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for outcome in survived:
         print(f"\nSURVIVED {outcome.mutation.id}: {outcome.mutation.why}\n{outcome.tail}", file=sys.stderr)
     elapsed = time.monotonic() - started
-    print(f"mutation gate: {len(outcomes) - len(survived)}/{len(outcomes)} caught in {elapsed:.0f} s")
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = children.ru_utime + children.ru_stime  # load-independent: the wall time an idle machine would need x cores
+    print(
+        f"mutation gate: {len(outcomes) - len(survived)}/{len(outcomes)} caught in {elapsed:.0f} s wall, "
+        f"{cpu:.0f} s CPU in child processes ({args.jobs} job(s))"
+    )
     return 1 if survived else 0
 
 

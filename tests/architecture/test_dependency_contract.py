@@ -163,3 +163,18 @@ def test_every_forbidden_third_party_module_is_enforced(tmp_path: pathlib.Path) 
         for module in modules:
             assert f"undercroft_store is not allowed to import {module}:" in report, (contract_id, module)
             assert f"undercroft_store.planted_forbidden -> {module} (l." in report, (contract_id, module)
+
+
+def test_every_private_contract_guards_its_internal_from_every_other_distribution() -> None:
+    """Expected from the pyprojects (never from the config itself): private-<x> forbids exactly undercroft_<x>._internal
+    to each of the twelve other import names, and there is one such contract per distribution."""
+    ours = sorted(import_name(name) for name in distributions())
+    contracts = _contracts()
+    for module in ours:
+        contract = contracts[f"private-{module.removeprefix('undercroft_')}"]
+        assert contract["type"] == "forbidden" and contract["forbidden_modules"] == [f"{module}._internal"], module
+        assert sorted(contract["source_modules"]) == [other for other in ours if other != module], module
+        assert contract["allow_indirect_imports"] is True, module
+    assert sorted(c for c in contracts if c.startswith("private-")) == sorted(
+        f"private-{m.removeprefix('undercroft_')}" for m in ours
+    )
