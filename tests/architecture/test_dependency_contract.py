@@ -5,6 +5,7 @@ And the contract is not vacuous: planting a forbidden import into a copy of the 
 
 from __future__ import annotations
 
+import ast
 import os
 import pathlib
 import shutil
@@ -178,3 +179,38 @@ def test_every_private_contract_guards_its_internal_from_every_other_distributio
     assert sorted(c for c in contracts if c.startswith("private-")) == sorted(
         f"private-{m.removeprefix('undercroft_')}" for m in ours
     )
+
+
+#: Outbound clients the stdlib ships inside packages the contract cannot forbid whole (grimp squashes external
+#: packages to their top level, and ``urllib.parse`` is legitimately used): checked by reading the imports.
+STDLIB_OUTBOUND = ("urllib.request", "http.client", "xmlrpc.client", "ftplib", "smtplib", "telnetlib")
+
+
+def _imported_names(tree: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return names
+
+
+def test_no_stdlib_outbound_client_outside_net() -> None:
+    """DESIGN: outbound HTTP (httpx, urllib, http.client, raw sockets) appears only in undercroft_net."""
+    offenders = []
+    for package in sorted(PACKAGES_DIR.iterdir()):
+        if package.name == "undercroft-net" or not (package / "src").is_dir():
+            continue
+        for path in sorted((package / "src").rglob("*.py")):
+            imported = _imported_names(ast.parse(path.read_text(encoding="utf-8")))
+            hits = sorted(n for n in imported if any(n == m or n.startswith(m + ".") for m in STDLIB_OUTBOUND))
+            if hits:
+                offenders.append(f"{path.relative_to(ROOT)}: {hits}")
+    assert not offenders, offenders
+
+
+def test_the_stdlib_outbound_scan_sees_a_plant() -> None:
+    assert "urllib.request" in _imported_names(ast.parse("from urllib import request\n"))
+    assert "http.client" in _imported_names(ast.parse("import http.client as c\n"))
