@@ -175,6 +175,18 @@ def test_chain_head_edit_without_rows_is_chain_broken(palace: Palace, home: Path
         reopened.open_vault("default", HashEmbedder())
 
 
+def test_a_flipped_committed_head_at_the_anchors_height_is_refused_at_open(palace: Palace, home: Path) -> None:
+    """Same height, one bit of the stored head flipped: the open is not Current (the anchor's head differs), so it
+    replays, and the rows do not reproduce the forged head."""
+    _fill(palace)
+    with _raw(home) as raw:
+        head = bytearray(raw.execute("SELECT head FROM chain_meta WHERE id = 1").fetchone()[0])
+        head[0] ^= 0x80
+        raw.execute("UPDATE chain_meta SET head = ? WHERE id = 1", (bytes(head),))
+    with Palace(home) as reopened, pytest.raises(ChainBroken, match="do not reproduce the stored head"):
+        reopened.open_vault("default", HashEmbedder())
+
+
 def test_blob_copied_from_another_vault_is_refused_by_the_cipher(palace: Palace, home: Path) -> None:
     palace.create_vault("other")
     ids_a = _fill(palace, "default")
