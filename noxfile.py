@@ -1,5 +1,7 @@
 """Developer sessions. `python3 -m uv run nox` runs the default set (tests, lint, contract, types, bench-smoke).
 
+CI (`.ci/run`, which the GitHub workflow runs) adds `build` and `mutation` after the default set.
+
 Every session installs from the one lock (`uv sync --locked`) into its own environment, so a
 missing declaration fails here exactly as it would for a newcomer.
 """
@@ -9,6 +11,7 @@ from __future__ import annotations
 import pathlib
 import shutil
 import subprocess
+import sys
 import tempfile
 import tomllib
 
@@ -20,6 +23,8 @@ nox.options.reuse_existing_virtualenvs = True
 
 ROOT = pathlib.Path(__file__).parent
 PACKAGES = sorted(p for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").exists())
+#: The interpreter nox itself runs on (the CI matrix entry): each wheel is installed and imported under it.
+PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
 def _sync(session: nox.Session) -> None:
@@ -76,7 +81,7 @@ def build(session: nox.Session) -> None:
         wheel = next(dist.glob(name.replace("-", "_") + "-*.whl"))
         with tempfile.TemporaryDirectory() as tmp:
             python = pathlib.Path(tmp) / "bin" / "python"
-            session.run("uv", "venv", "--quiet", "--python", "3.11", tmp, external=True)
+            session.run("uv", "venv", "--quiet", "--python", PYTHON, tmp, external=True)
             session.run(
                 "uv", "pip", "install", "--quiet", "--python", str(python),
                 "--find-links", str(dist), str(wheel), external=True,
@@ -113,6 +118,13 @@ def _closure(name: str) -> set[str]:
                 seen.add(sibling)
                 todo.append(sibling)
     return seen
+
+
+@nox.session
+def mutation(session: nox.Session) -> None:
+    """The mutation gate: every one-line bug of tests/meta/mutations.toml must be caught by its tests (minutes)."""
+    _sync(session)
+    session.run("python", "tools/mutation_gate.py", *session.posargs)
 
 
 @nox.session(name="bench-smoke")

@@ -5,7 +5,9 @@
 
 Each arm runs through the same instrument as `undercroft-bench locomo` (same chunks, same scorer); the
 `random` arm, measured in the same run, is the raw baseline each figure is printed beside. Data is read from
-../shared/data (never copied into the repository); a missing file is reported and skipped, not failed.
+../shared/data (never copied into the repository; the first ancestor holding ``shared/data`` wins, so a worktree
+nested deeper finds the same files). A missing file is a failed run (exit 1), never a silent skip: a smoke
+that lost its data has checked nothing.
 """
 
 from __future__ import annotations
@@ -18,7 +20,11 @@ from undercroft_bench.arms import ARMS
 from undercroft_bench.locomo_data import load_locomo
 from undercroft_bench.locomo_eval import LocomoSettings, run_locomo
 
-DATA = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "data"
+_HERE = pathlib.Path(__file__).resolve().parent
+DATA = next(
+    (root / "shared" / "data" for root in _HERE.parents if (root / "shared" / "data").is_dir()),
+    _HERE.parent.parent / "shared" / "data",
+)
 
 
 def main() -> int:
@@ -30,8 +36,8 @@ def main() -> int:
     name = "schema-fixtures/locomo_sample.synthetic.json" if args.smoke else "locomo/locomo-dev.json"
     path = args.data / name
     if not path.is_file():
-        print(f"skip: {path} not present (see ../shared/data/README.md)")
-        return 0
+        print(f"bench_locomo_baseline: {path} is not present: lay ../shared beside the checkout", file=sys.stderr)
+        return 1
     conversations = load_locomo(path)
     # The model arms need a model on this disk (UNDERCROFT_ONNX_MODEL): bench_embedders.py measures them.
     arms = ["random", *sorted(arm for arm in ARMS if arm not in ("random", "undercroft-onnx", "undercroft-ort"))]

@@ -5,6 +5,7 @@ And the contract is not vacuous: planting a forbidden import into a copy of the 
 
 from __future__ import annotations
 
+import ast
 import os
 import pathlib
 import shutil
@@ -169,7 +170,6 @@ STDLIB_CLIENTS = ("urllib.request", "http.client", "ftplib", "smtplib", "xmlrpc.
 
 
 def _stdlib_clients_imported(path: pathlib.Path) -> list[str]:
-    import ast
 
     found = []
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
@@ -198,3 +198,56 @@ def test_the_stdlib_client_scan_sees_a_planted_import(tmp_path: pathlib.Path, so
     planted = tmp_path / "planted.py"
     planted.write_text(source)
     assert _stdlib_clients_imported(planted)
+
+
+#: What the third-party contracts must forbid, written here and not read from the config: a module dropped from
+#: ``forbidden_modules`` (``socket`` from outbound-http, once) must fail this test, not quietly shrink it.
+THIRD_PARTY_FORBIDDEN = {
+    "outbound-http": ("httpx", "requests", "urllib3", "aiohttp", "socket", "ssl"),
+    "crypto-libraries": ("nacl", "cryptography", "argon2", "pqcrypto"),
+}
+
+
+def test_every_forbidden_third_party_module_is_enforced(tmp_path: pathlib.Path) -> None:
+    """One plant importing each forbidden module from the store: lint-imports names every one of them broken."""
+    assert LINT_IMPORTS
+    sources = _copy_tree(tmp_path)
+    src_dir = next(pathlib.Path(s) for s in sources if (pathlib.Path(s) / "undercroft_store").is_dir())
+    wanted = [module for modules in THIRD_PARTY_FORBIDDEN.values() for module in modules]
+    (src_dir / "undercroft_store" / "planted_forbidden.py").write_text("".join(f"import {m}\n" for m in wanted))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sources))
+    result = subprocess.run([LINT_IMPORTS, "--no-cache"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert result.returncode != 0, result.stdout
+    report = " ".join(result.stdout.split())
+    contracts = _contracts()
+    for contract_id, modules in THIRD_PARTY_FORBIDDEN.items():
+        assert f"{contracts[contract_id]['name']} BROKEN" in report, result.stdout
+        for module in modules:
+            assert f"undercroft_store is not allowed to import {module}:" in report, (contract_id, module)
+            assert f"undercroft_store.planted_forbidden -> {module} (l." in report, (contract_id, module)
+
+
+def _internal_packages(module: str) -> list[str]:
+    """Every ``_internal`` package of a distribution (the outermost one on each path), read from its tree."""
+    src = next(path for path in PACKAGES_DIR.glob(f"*/src/{module}") if path.is_dir()).parent
+    found = {
+        ".".join(init.parent.relative_to(src).parts)
+        for init in src.glob(f"{module}/**/_internal/__init__.py")
+    }
+    return sorted(name for name in found if name.count("._internal") == 1)
+
+
+def test_every_private_contract_guards_its_internal_from_every_other_distribution() -> None:
+    """Expected from the pyprojects and the trees (never from the config itself): private-<x> forbids every
+    ``_internal`` package of undercroft_<x> to each of the twelve other import names, one contract each."""
+    ours = sorted(import_name(name) for name in distributions())
+    contracts = _contracts()
+    for module in ours:
+        contract = contracts[f"private-{module.removeprefix('undercroft_')}"]
+        assert contract["type"] == "forbidden", module
+        assert sorted(contract["forbidden_modules"]) == _internal_packages(module), module
+        assert sorted(contract["source_modules"]) == [other for other in ours if other != module], module
+        assert contract["allow_indirect_imports"] is True, module
+    assert sorted(c for c in contracts if c.startswith("private-")) == sorted(
+        f"private-{m.removeprefix('undercroft_')}" for m in ours
+    )

@@ -31,12 +31,19 @@ def test_remember_verify_tamper_cycle(tmp_path: Path) -> None:
     raw = b"".join(p.read_bytes() for p in (home / "vaults" / "default").iterdir())
     assert b"parked" not in raw
     with sqlite3.connect(home / "vaults" / "default" / "vault.db") as db:
-        db.execute("UPDATE drawers SET content = CAST(substr(content, 1, 30) || x'00' || substr(content, 32) AS BLOB)")
-    assert _run(home, "drawer", "get", drawer_id).returncode == 2
+        # One bit flipped (XOR), never a byte overwritten with 0x00: an overwrite is a no-op when the byte was 0.
+        content = bytearray(db.execute("SELECT content FROM drawers WHERE id = ?", (drawer_id,)).fetchone()[0])
+        content[30] ^= 0x01
+        db.execute("UPDATE drawers SET content = ? WHERE id = ?", (bytes(content), drawer_id))
+    tampered = _run(home, "drawer", "get", drawer_id)
+    assert tampered.returncode == 2 and f"record {drawer_id}" in tampered.stderr, tampered.stderr
+    assert "fails its HMAC tag" in tampered.stderr and "I parked" not in tampered.stdout
     failed = _run(home, "verify")
     assert failed.returncode == 2 and f"TAMPERED: {drawer_id}" in failed.stdout
-    assert _run(home, "stats", "--vault", "nope").returncode == 1
-    assert _run(home, "no-such-command").returncode == 1
+    unknown_vault = _run(home, "stats", "--vault", "nope")
+    assert unknown_vault.returncode == 1 and "nope" in unknown_vault.stderr, unknown_vault.stderr
+    unknown_command = _run(home, "no-such-command")
+    assert unknown_command.returncode == 1 and "no-such-command" in unknown_command.stderr, unknown_command.stderr
 
 
 def _flip_in(database: Path, table: str, needle: bytes, plus: int, bit: int) -> None:

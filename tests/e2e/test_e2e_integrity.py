@@ -138,7 +138,9 @@ def test_writes_on_a_chain_missing_its_last_row_are_refused(tmp_path: Path) -> N
     assert refused.returncode == 2 and "audit rows were removed or inserted" in refused.stderr
     with sqlite3.connect(_db(home)) as raw:
         assert raw.execute("SELECT count(*) FROM drawers").fetchone()[0] == rows
-    assert _run(home, "verify").returncode == 2
+    verified = _run(home, "verify")
+    assert verified.returncode == 2 and "but the committed head is at height" in verified.stdout, verified.stdout
+    assert "audit chain:      BROKEN" in verified.stdout and verified.stdout.rstrip().endswith("VERIFY FAILED")
 
 
 def test_stats_with_its_chain_meta_row_deleted_is_a_verdict(tmp_path: Path) -> None:

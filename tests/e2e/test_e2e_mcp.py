@@ -136,7 +136,8 @@ def test_a_tampered_vault_stops_the_server_with_exit_2_before_it_serves(home: Pa
         [str(PROGRAM), "serve-mcp"], env=_env(home), input="", capture_output=True, text=True, timeout=60, check=False
     )
     assert started.returncode == 2 and started.stderr.startswith("integrity: ")
-    assert _cli(home, "serve-mcp", "--vault", "absent").returncode == 1
+    absent = _cli(home, "serve-mcp", "--vault", "absent")
+    assert absent.returncode == 1 and "'absent'" in absent.stderr and "integrity" not in absent.stderr, absent.stderr
 
 
 @pytest.mark.parametrize(

@@ -197,9 +197,13 @@ def test_a_tampered_record_is_reported_as_an_integrity_verdict(
 ) -> None:
     drawer_id = _saved_id(mcp.call("undercroft_save", {"content": "The vault code is on the blue card."}))
     with sqlite3.connect(palace.home / "vaults" / "default" / "vault.db") as db:
-        db.execute("UPDATE drawers SET content = CAST(x'00' || substr(content, 2) AS BLOB)")
+        # One bit flipped (XOR), never a byte overwritten with 0x00 (a no-op when the byte already was 0).
+        content = bytearray(db.execute("SELECT content FROM drawers WHERE id = ?", (drawer_id,)).fetchone()[0])
+        content[0] ^= 0x01
+        db.execute("UPDATE drawers SET content = ? WHERE id = ?", (bytes(content), drawer_id))
     reply = mcp.call("undercroft_get_drawer", {"drawer_id": drawer_id})
-    assert reply.is_error and reply.text.startswith("integrity: ")
+    assert reply.is_error and reply.text.startswith("integrity: ") and drawer_id in reply.text, reply.text
+    assert "blue card" not in reply.text
 
 
 def test_search_takes_the_clis_date_window_parameters(mcp: McpDispatcher) -> None:

@@ -14,6 +14,7 @@ from undercroft_core import (
     HASH_SEMANTIC_GATE,
     Embedder,
     HashEmbedder,
+    InvalidInput,
     dequantise_int8,
     measure_admission_gate,
     quantise_int8,
@@ -182,7 +183,7 @@ def test_int8_form_is_exact_for_drawer_sized_text_and_falls_back_beyond() -> Non
 @pytest.mark.parametrize("bad", ["text", [b"bytes"], [1], None])
 def test_bad_batches_are_refused_not_degraded(bad: object) -> None:
     embedder = HashEmbedder()
-    with pytest.raises(Exception, match="embed"):
+    with pytest.raises(InvalidInput, match=r"^embed (takes a sequence of strings|input 0 is \w+, not a string)"):
         embedder.embed(bad)  # type: ignore[arg-type]
     assert embedder.embed_failures == 0
 

@@ -65,7 +65,9 @@ def test_fde_top100_contains_exact_maxsim_top10() -> None:
     rng = np.random.default_rng(7)
     topics = rng.standard_normal((100, 8, 32))
     documents = _clustered(rng, topics, 5000, 32)
-    queries = _clustered(rng, topics, 200, 8)
+    # 50 queries, not 200: the claim is about the corpus (top 100 of 5,000 = 2 %), and 50 of 50 held is the
+    # same ">= 99 %" bar at a quarter of the exact-MaxSim cost (the test's larger half).
+    queries = _clustered(rng, topics, 200, 8)[:50]  # the same first 50 queries the 200-query version drew
     encoder = FdeEncoder.from_seed(FdeParameters(32, seed=1))
     approximate = encoder.encode_queries(queries) @ encoder.encode_documents(documents).T
     contained = 0
@@ -73,4 +75,4 @@ def test_fde_top100_contains_exact_maxsim_top10() -> None:
         exact_top10 = set(np.argsort(-maxsim_many(query, documents), kind="stable")[:10].tolist())
         fde_top100 = set(np.argsort(-approximate[index], kind="stable")[:100].tolist())
         contained += exact_top10 <= fde_top100
-    assert contained / len(queries) >= 0.99
+    assert contained == len(queries), f"{contained} of {len(queries)}"

@@ -19,10 +19,28 @@ def recording() -> obs.RecordingSink:
 
 
 def test_default_sink_is_the_null_sink_and_keeps_nothing() -> None:
-    assert isinstance(obs.current_sink(), obs.NullSink)
+    sink = obs.current_sink()
+    assert type(sink) is obs.NullSink  # exactly: a recording subclass would pass an isinstance check
     obs.emit(names.EVENT_DRAWER_DELETED, vault="v1")
     obs.increment(names.DRAWER_DELETES_TOTAL)
-    assert isinstance(obs.current_sink(), obs.NullSink)
+    obs.increment(names.HMAC_VERIFY_FAILURES_TOTAL, surface="drawer")
+    assert obs.current_sink() is sink
+    assert vars(sink) == {}  # it kept nothing: no buffer, no counter, no last value
+    # No-op is not a bypass: names and metadata are still checked with nothing recording.
+    with pytest.raises(obs.UnknownName, match="event 'drawer-written' is not registered"):
+        obs.emit("drawer-written")
+    with pytest.raises(obs.InvalidMetadata, match="surface='disk'"):
+        obs.increment(names.HMAC_VERIFY_FAILURES_TOTAL, surface="disk")
+
+
+def test_a_fresh_interpreter_starts_on_the_null_sink() -> None:
+    """The default of a process nobody configured (not of this test session, whose fixtures install sinks)."""
+    import subprocess
+    import sys
+
+    probe = "import undercroft_obs as o; s = o.current_sink(); print(type(s).__module__, type(s).__name__)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["undercroft_obs.sink", "NullSink"]
 
 
 def test_sink_installed_restores_the_previous_sink() -> None:

@@ -119,6 +119,23 @@ def test_a_resurrected_drawer_fails_the_receipt_and_verify(palace: Palace, home:
         assert f"RESURRECTED: {ids[0]}" in report.render() and report.render().endswith("VERIFY FAILED")
 
 
+def test_a_flipped_tombstone_row_fails_the_receipt_and_verify(palace: Palace, home: Path) -> None:
+    """The tombstones table repeats each delete record's tag: one flipped bit there is named by both checks."""
+    ids = _fill(palace)
+    with palace.open_vault("default", HashEmbedder()) as store:
+        document = forget(store, [ids[1]]).to_json()
+    with _raw(home) as raw:
+        tag = bytearray(raw.execute("SELECT tag FROM tombstones WHERE drawer_id = ?", (ids[1],)).fetchone()[0])
+        tag[len(tag) // 2] ^= 0x10
+        raw.execute("UPDATE tombstones SET tag = ? WHERE drawer_id = ?", (bytes(tag), ids[1]))
+    with Palace(home) as reopened, reopened.open_vault("default", HashEmbedder()) as store:
+        verdict = verify_forgetting(store, document)
+        assert verdict.status == "failed" and not verdict.ok
+        assert verdict.findings == (f"tombstone row of {ids[1]} differs from its audit record",)
+        report = store.verify()
+        assert report.tombstone_failures == [ids[1]] and not report.ok
+
+
 def test_a_broken_chain_refuses_forget_and_verify_forgetting(palace: Palace, home: Path) -> None:
     ids = _fill(palace)
     with palace.open_vault("default", HashEmbedder()) as store:

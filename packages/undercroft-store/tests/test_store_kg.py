@@ -251,3 +251,20 @@ def test_read_only_store_refuses_graph_writes(palace: Palace) -> None:
         assert [f.object for f in kg.query("Max")] == ["engineer"]
         with pytest.raises(ReadOnlyStore, match="open read-only: writes are refused"):
             kg.add("Max", "role", "manager")
+
+
+@pytest.mark.parametrize("column", ["name", "meta_json"])
+def test_a_flipped_entity_row_fails_its_tag_before_its_name_is_opened(
+    palace: Palace, home: Path, column: str
+) -> None:
+    """One XOR'd bit in an entity's sealed name or its meta: the tag refuses it (not the cipher, not nothing)."""
+    with palace.open_vault("default", HashEmbedder()) as store:
+        KnowledgeGraph(store).add("Max", "role", "engineer")
+    with _raw(home, "default") as raw:
+        rows = raw.execute(f"SELECT id, {column} FROM kg_entities ORDER BY id").fetchall()
+        victim, value = rows[0][0], bytearray(rows[0][1])
+        value[len(value) // 2] ^= 0x01
+        raw.execute(f"UPDATE kg_entities SET {column} = ? WHERE id = ?", (bytes(value), victim))
+    with palace.open_vault("default", HashEmbedder()) as store:
+        with pytest.raises(FactTampered, match=f"entity {victim} .* fails its HMAC tag"):
+            KnowledgeGraph(store).entities()

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import undercroft_store
+from undercroft_config import Refused
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace, VaultStore
 from undercroft_store.governance.read_audit import READERS, InternalRead, silent
@@ -233,7 +234,7 @@ def test_garbage_declaration_refuses_to_open(
     furnished: dict[str, str], palace: Palace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("UNDERCROFT_READ_AUDIT", "sometimes")
-    with pytest.raises(Exception, match="UNDERCROFT_READ_AUDIT"):
+    with pytest.raises(Refused, match="UNDERCROFT_READ_AUDIT='sometimes' refuses to start: not one of the legal"):
         palace.open_vault("default", HashEmbedder())
 
 

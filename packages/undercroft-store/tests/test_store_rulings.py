@@ -48,7 +48,8 @@ def test_allow_refiles_to_the_intended_id(store: VaultStore) -> None:
     [queued] = store.write([DrawerWrite(_drawer(ATTACK))], screening=Screen())
     [item] = list_admissions(store)
     assert item.entry.drawer_id == queued.id and item.destination == "unchanged"
-    assert "imperative-instruction" in item.entry.signals or item.entry.signals
+    # The fixture is an imperative override AND one of the committed attack fixtures: both signals, in order.
+    assert item.entry.signals == ("imperative-instruction", "attack-fixture-similarity")
     ruling = allow(store, queued.id)
     assert ruling.verdict == "allow" and ruling.landed_id == queued.intended_id
     assert store.get(queued.intended_id or "").content == ATTACK

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
@@ -98,3 +98,22 @@ def test_pages_concatenate_to_the_deep_ranking_and_ignore_a_later_write(vault: V
         pages.extend(page.hits)
     assert _rows(tuple(pages)) == _rows(deep.hits)
     assert [hit.score for hit in pages] == [hit.score for hit in deep.hits]
+
+
+def test_a_pinned_ranking_reads_relative_dates_against_its_own_clock(tmp_path: Path) -> None:
+    """``when="yesterday"`` under ``ranked_at`` is the day before ranked_at, whatever the searcher's clock says."""
+    filed = datetime(2026, 5, 1, 9, 0, 0, tzinfo=UTC)
+    with Palace(tmp_path / "palace", clock=lambda: filed) as palace:
+        palace.init()
+        with palace.open_vault("default", HashEmbedder()) as store:
+            store.remember("On 2026-04-30 we chose the heron logo.", wing="w", room="r", added_by="t")
+            store.remember("On 2026-05-30 we chose the heron logo again.", wing="w", room="r", added_by="t")
+            searcher = Searcher(store, HashEmbedder(), clock=lambda: datetime(2026, 5, 31, 12, tzinfo=UTC))
+            pinned = searcher.search(
+                SearchRequest("heron logo", when="yesterday", ranked_at=datetime(2026, 5, 1, 12, tzinfo=UTC))
+            )
+            assert pinned.window is not None and pinned.window.read_start == date(2026, 4, 30)
+            assert [hit.content for hit in pinned.hits] == ["On 2026-04-30 we chose the heron logo."]
+            unpinned = searcher.search(SearchRequest("heron logo", when="yesterday"))
+            assert unpinned.window is not None and unpinned.window.read_start == date(2026, 5, 30)
+            assert [hit.content for hit in unpinned.hits] == ["On 2026-05-30 we chose the heron logo again."]

@@ -68,3 +68,13 @@ def test_a_flipped_trust_row_refuses_the_floored_search(tmp_path: Path, vault: V
         searcher.search(SearchRequest(QUERY))
     # No floor in force: the table is not consulted, the search serves.
     assert _wings(Searcher.from_settings(vault, EMBEDDER, env={}), SearchRequest(QUERY)) == {"ops", "scraped"}
+
+
+def test_a_wing_assigned_exactly_the_floor_still_answers(vault: VaultStore) -> None:
+    """The floor excludes what is assigned strictly below it: ``standard`` set explicitly is not excluded."""
+    set_trust(vault, "ops", "standard")
+    set_trust(vault, "scraped", "quarantined")
+    floored = Searcher.from_settings(vault, EMBEDDER, env=FLOORED).search(SearchRequest(QUERY))
+    assert {hit.wing for hit in floored.hits} == {"ops"} and floored.trust_excluded_wings == ("scraped",)
+    raised = Searcher.from_settings(vault, EMBEDDER, env={}).search(SearchRequest(QUERY, min_trust="standard"))
+    assert {hit.wing for hit in raised.hits} == {"ops"}

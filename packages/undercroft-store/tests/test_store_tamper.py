@@ -67,19 +67,33 @@ def test_mirror_column_drift_is_reported(palace: Palace, home: Path) -> None:
         assert report.mirror_drift == [ids[0]] and not report.ok
 
 
-def test_flipped_audit_row_breaks_the_chain_at_open(palace: Palace, home: Path) -> None:
+def test_flipped_audit_row_under_a_current_anchor_is_verifys_verdict(palace: Palace, home: Path) -> None:
+    """The anchor equals the stored head, so the open is Current and does not replay (by design): verify does."""
     _fill(palace)
     with _raw(home) as raw:
         tag = raw.execute("SELECT tag FROM audit WHERE seq = 3").fetchone()[0]
         raw.execute("UPDATE audit SET tag = ? WHERE seq = 3", (_flip(bytes(tag)),))
-        # Move the manifest anchor's view: make the head differ so the open replays.
-        raw.execute("UPDATE audit SET at = at WHERE seq = 3")
-    with Palace(home) as reopened:
-        # The anchor equals the stored head, so the open is Current; verify replays and finds it.
-        with reopened.open_vault("default", HashEmbedder()) as store:
-            report = store.verify()
-            assert not report.audit_chain_ok and "do not reproduce" in report.chain_detail
-            assert "audit chain:      BROKEN" in report.render()
+    with Palace(home) as reopened, reopened.open_vault("default", HashEmbedder()) as store:
+        report = store.verify()
+        assert not report.audit_chain_ok and "do not reproduce" in report.chain_detail
+        assert "audit chain:      BROKEN" in report.render()
+
+
+def test_flipped_audit_row_breaks_the_chain_at_open(palace: Palace, home: Path) -> None:
+    """When the open must replay (its anchor is behind the head: an older vault.json), a flipped bit in an
+    audit row is ChainBroken at the OPEN, before anything is served — not left for a verify to find."""
+    _fill(palace)
+    manifest = home / "vaults" / "default" / "vault.json"
+    old = manifest.read_bytes()
+    with palace.open_vault("default", HashEmbedder()) as store:
+        store.remember("later words", wing="life", room="misc", added_by="t")
+    manifest.write_bytes(old)
+    with _raw(home) as raw:
+        tag = raw.execute("SELECT tag FROM audit WHERE seq = 3").fetchone()[0]
+        raw.execute("UPDATE audit SET tag = ? WHERE seq = 3", (_flip(bytes(tag)),))
+    with Palace(home) as reopened, pytest.raises(ChainBroken, match="do not reproduce the stored head"):
+        reopened.open_vault("default", HashEmbedder())
+    assert manifest.read_bytes() == old  # a refused open re-anchors nothing
 
 
 @pytest.mark.parametrize("edit", ["delete", "reorder", "relabel"])
@@ -157,6 +171,18 @@ def test_chain_head_edit_without_rows_is_chain_broken(palace: Palace, home: Path
     with _raw(home) as raw:
         raw.execute("DELETE FROM audit WHERE seq = (SELECT max(seq) FROM audit)")
         raw.execute("UPDATE chain_meta SET height = height - 1")
+    with Palace(home) as reopened, pytest.raises(ChainBroken, match="do not reproduce the stored head"):
+        reopened.open_vault("default", HashEmbedder())
+
+
+def test_a_flipped_committed_head_at_the_anchors_height_is_refused_at_open(palace: Palace, home: Path) -> None:
+    """Same height, one bit of the stored head flipped: the open is not Current (the anchor's head differs), so it
+    replays, and the rows do not reproduce the forged head."""
+    _fill(palace)
+    with _raw(home) as raw:
+        head = bytearray(raw.execute("SELECT head FROM chain_meta WHERE id = 1").fetchone()[0])
+        head[0] ^= 0x80
+        raw.execute("UPDATE chain_meta SET head = ? WHERE id = 1", (bytes(head),))
     with Palace(home) as reopened, pytest.raises(ChainBroken, match="do not reproduce the stored head"):
         reopened.open_vault("default", HashEmbedder())
 

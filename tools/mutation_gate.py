@@ -1,0 +1,301 @@
+"""The mutation gate: one-line bugs planted in the lines that carry the guarantees must each be caught.
+
+Each entry of ``tests/meta/mutations.toml`` names a target (``module``, a dotted module name resolved at run
+time with ``importlib.util.find_spec``, or ``file``, a path inside the repository such as ``pyproject.toml``),
+the exact text of one line (compared without its leading and trailing whitespace; it must occur exactly once),
+its replacement (the original's indentation is kept) and the tests that must fail once it is applied.
+
+The harness copies the repository (sources, tests, tool config; never ``.git``, ``.venv`` or caches) to a
+temporary directory, lays ``../shared`` beside the copy when the checkout has one, and for each mutation:
+applies it, removes that file's stale bytecode, runs only its tests with the copy's ``src`` directories first
+on ``PYTHONPATH`` (the workspace is installed editable, so without that the checkout would be what imports),
+then restores the file. A mutation whose tests still pass SURVIVED: the gate fails.
+
+Before any mutation it proves the copy is what imports: a child interpreter must resolve every target module
+inside the copy, and a planted self-check mutation (the read door's HMAC comparison made to raise) must be
+caught. Exit codes: 0 every mutation caught, 1 a mutation survived or the gate could not run.
+
+    python tools/mutation_gate.py [--list tests/meta/mutations.toml] [--only ID ...] [--jobs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import dataclasses
+import importlib.util
+import os
+import pathlib
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from collections.abc import Iterable, Sequence
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DEFAULT_LIST = ROOT / "tests" / "meta" / "mutations.toml"
+_IGNORED = shutil.ignore_patterns(
+    ".git", ".venv", ".nox", "__pycache__", "*.pyc", ".pytest_cache", ".mypy_cache", ".ruff_cache",
+    "dist", "build", "*.egg-info", ".hypothesis", ".import_linter_cache",
+)
+#: Per mutation, a ceiling on its tests' run (a mutation that hangs the suite is caught, but slowly).
+TIMEOUT_SECONDS = 300
+
+
+class MutationError(Exception):
+    """The mutation list or a target cannot be applied as written (a stale line, an unknown module)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Mutation:
+    """One planted bug: where, which line, what it becomes, and the tests that must catch it."""
+
+    id: str
+    original: str
+    replacement: str
+    tests: tuple[str, ...]
+    module: str | None = None
+    file: str | None = None
+    why: str = ""
+
+    def target(self, root: pathlib.Path = ROOT) -> pathlib.Path:
+        """The file this mutation edits, relative to `root` (a module is resolved through the live import system)."""
+        if self.file is not None:
+            return pathlib.Path(self.file)
+        assert self.module is not None
+        try:
+            spec = importlib.util.find_spec(self.module)
+        except (ImportError, ValueError) as error:
+            raise MutationError(f"{self.id}: module {self.module!r} cannot be resolved: {error}") from None
+        if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+            raise MutationError(f"{self.id}: module {self.module!r} is not a Python source module on this path")
+        origin = pathlib.Path(spec.origin).resolve()
+        try:
+            return origin.relative_to(root.resolve())
+        except ValueError:
+            outside = f"{self.id}: module {self.module!r} resolves outside the repository: {origin}"
+            raise MutationError(outside) from None
+
+
+def load(path: pathlib.Path = DEFAULT_LIST) -> list[Mutation]:
+    """The mutations of a list file, each checked for shape (ids unique, tests named)."""
+    document = tomllib.loads(path.read_text(encoding="utf-8"))
+    mutations: list[Mutation] = []
+    for entry in document.get("mutation", []):
+        unknown = set(entry) - {"id", "module", "file", "original", "replacement", "tests", "why"}
+        if unknown:
+            raise MutationError(f"{entry.get('id', '?')}: unknown keys {sorted(unknown)}")
+        if ("module" in entry) == ("file" in entry):
+            raise MutationError(f"{entry.get('id', '?')}: name exactly one of module or file")
+        if not entry.get("tests"):
+            raise MutationError(f"{entry.get('id', '?')}: names no tests")
+        mutations.append(
+            Mutation(
+                id=entry["id"],
+                module=entry.get("module"),
+                file=entry.get("file"),
+                original=entry["original"],
+                replacement=entry["replacement"],
+                tests=tuple(entry["tests"]),
+                why=entry.get("why", ""),
+            )
+        )
+    ids = [m.id for m in mutations]
+    if len(set(ids)) != len(ids):
+        raise MutationError(f"duplicate mutation ids: {sorted({i for i in ids if ids.count(i) > 1})}")
+    return mutations
+
+
+def mutate_text(text: str, mutation: Mutation) -> str:
+    """`text` with the one line equal (stripped) to `mutation.original` replaced; `MutationError` otherwise."""
+    wanted = mutation.original.strip()
+    if not wanted:
+        raise MutationError(f"{mutation.id}: the original line is empty")
+    lines = text.splitlines(keepends=True)
+    found = [index for index, line in enumerate(lines) if line.strip() == wanted]
+    if len(found) != 1:
+        where = "does not occur" if not found else f"occurs {len(found)} times"
+        target = mutation.module or mutation.file
+        raise MutationError(f"{mutation.id}: the original line {wanted!r} {where} in {target}")
+    line = lines[found[0]]
+    indent = line[: len(line) - len(line.lstrip())]
+    ending = line[len(line.rstrip("\r\n")) :]
+    replaced = [indent + part.strip() if part.strip() else "" for part in mutation.replacement.split("\n")]
+    if replaced == [wanted]:
+        raise MutationError(f"{mutation.id}: the replacement is the original")
+    lines[found[0]] = "\n".join(replaced) + ending
+    return "".join(lines)
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What one mutation's run gave: caught or survived, how long, the tail of pytest's output."""
+
+    mutation: Mutation
+    caught: bool
+    seconds: float
+    tail: str
+
+
+def copy_tree(destination: pathlib.Path, source: pathlib.Path = ROOT) -> pathlib.Path:
+    """A copy of the repository at ``destination/undercroft`` with ``destination/shared`` beside it when present."""
+    tree = destination / "undercroft"
+    shutil.copytree(source, tree, ignore=_IGNORED, symlinks=True)
+    shared = (source / ".." / "shared").resolve()
+    if shared.is_dir():
+        (destination / "shared").symlink_to(shared, target_is_directory=True)
+    return tree
+
+
+def environment(tree: pathlib.Path) -> dict[str, str]:
+    """The child environment: the copy's ``src`` directories before everything (editable installs included)."""
+    sources = sorted(str(src) for src in (tree / "packages").glob("*/src") if src.is_dir())
+    env = dict(os.environ)
+    inherited = env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = os.pathsep.join([*sources, *([inherited] if inherited else [])])
+    env["UNDERCROFT_MUTATION_GATE"] = "1"
+    env.pop("PYTEST_ADDOPTS", None)
+    return env
+
+
+def prove_copy_imports(tree: pathlib.Path, modules: Iterable[str], python: str = sys.executable) -> None:
+    """Raise `MutationError` unless a child interpreter resolves every module inside the copy."""
+    names = sorted(set(modules))
+    probe = (
+        "import importlib.util, sys\n"
+        "for name in sys.argv[1:]:\n"
+        "    print(name, importlib.util.find_spec(name).origin)\n"
+    )
+    result = subprocess.run(
+        [python, "-c", probe, *names], cwd=tree, env=environment(tree), capture_output=True, text=True, check=False
+    )
+    if result.returncode != 0:
+        raise MutationError(f"the copy's modules do not import: {result.stderr.strip()[-2000:]}")
+    root = str(tree.resolve())
+    for line in result.stdout.splitlines():
+        name, _, origin = line.partition(" ")
+        if not str(pathlib.Path(origin).resolve()).startswith(root):
+            raise MutationError(f"{name} imports from {origin}, not from the mutated copy at {root}")
+
+
+def _drop_bytecode(path: pathlib.Path) -> None:
+    if path.suffix == ".py":
+        for cached in (path.parent / "__pycache__").glob(path.stem + ".*.pyc"):
+            cached.unlink(missing_ok=True)
+
+
+def run_one(tree: pathlib.Path, mutation: Mutation, python: str = sys.executable) -> Outcome:
+    """Apply `mutation` to the copy at `tree`, run its tests, restore the file; caught when pytest fails."""
+    relative = mutation.target()
+    path = tree / relative
+    pristine = path.read_text(encoding="utf-8")
+    mutated = mutate_text(pristine, mutation)
+    started = time.monotonic()
+    try:
+        path.write_text(mutated, encoding="utf-8")
+        _drop_bytecode(path)
+        command = [python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *mutation.tests]
+        try:
+            result = subprocess.run(
+                command, cwd=tree, env=environment(tree), capture_output=True, text=True,
+                timeout=TIMEOUT_SECONDS, check=False,
+            )
+            output = result.stdout + result.stderr
+            if result.returncode in (4, 5):  # usage error or nothing collected: the list is wrong, not the code
+                unrunnable = f"{mutation.id}: pytest could not run its tests {mutation.tests}:\n{output[-3000:]}"
+                raise MutationError(unrunnable)
+            caught = result.returncode != 0
+        except subprocess.TimeoutExpired as expired:
+            caught, output = True, f"timed out after {TIMEOUT_SECONDS} s (counted as caught)\n{expired.stdout or ''}"
+    finally:
+        path.write_text(pristine, encoding="utf-8")
+        _drop_bytecode(path)
+    return Outcome(mutation, caught, time.monotonic() - started, output[-1500:])
+
+
+#: The harness's own proof that a planted bug reaches the tests (run before the list).
+SELF_CHECK = Mutation(
+    id="self-check-read-door-raises",
+    module="undercroft_store._internal.reading",
+    original="expected = compute_tag(context.keys, drawer_id, meta, content)",
+    replacement='raise RuntimeError("mutation gate self-check: the mutated copy is what the tests import")',
+    tests=("packages/undercroft-store/tests/test_store_tamper.py",),
+    why="an obviously broken read door: if this survives, the tests are not importing the copy",
+)
+
+
+def run(
+    mutations: Sequence[Mutation], *, jobs: int = 1, self_check: bool = True, python: str = sys.executable,
+    echo: bool = True,
+) -> list[Outcome]:
+    """Run every mutation over fresh copies (one per worker); the self-check first when asked."""
+    for mutation in mutations:  # every line must apply before anything runs: a stale list fails loudly
+        mutate_text((ROOT / mutation.target()).read_text(encoding="utf-8"), mutation)
+    with tempfile.TemporaryDirectory(prefix="undercroft-mutation-") as scratch:
+        trees = [copy_tree(pathlib.Path(scratch) / f"w{n}") for n in range(max(1, jobs))]
+        modules = {m.module for m in [*mutations, SELF_CHECK] if m.module}
+        for tree in trees:
+            prove_copy_imports(tree, modules, python)
+        if self_check:
+            outcome = run_one(trees[0], SELF_CHECK, python)
+            if not outcome.caught:
+                not_imported = "self-check mutation survived: the copy is not what the tests import"
+                raise MutationError(f"{not_imported}\n{outcome.tail}")
+            if echo:
+                print(f"self-check caught ({outcome.seconds:.1f} s): the mutated copy is what the tests import")
+        free = list(trees)
+        outcomes: list[Outcome] = []
+
+        def work(mutation: Mutation) -> Outcome:
+            tree = free.pop()
+            try:
+                return run_one(tree, mutation, python)
+            finally:
+                free.append(tree)
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(trees)) as pool:
+            for outcome in pool.map(work, mutations):
+                outcomes.append(outcome)
+                if echo:
+                    verdict = "caught  " if outcome.caught else "SURVIVED"
+                    print(f"{verdict} {outcome.seconds:6.1f} s  {outcome.mutation.id}", flush=True)
+    return outcomes
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--list", type=pathlib.Path, default=DEFAULT_LIST)
+    parser.add_argument("--only", nargs="*", default=None, help="run only these mutation ids")
+    parser.add_argument("--jobs", type=int, default=int(os.environ.get("UNDERCROFT_MUTATION_JOBS", "2")))
+    parser.add_argument("--no-self-check", action="store_true")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    try:
+        mutations = load(args.list)
+        if args.only:
+            unknown = set(args.only) - {m.id for m in mutations}
+            if unknown:
+                raise MutationError(f"no such mutation ids: {sorted(unknown)}")
+            mutations = [m for m in mutations if m.id in args.only]
+        outcomes = run(mutations, jobs=args.jobs, self_check=not args.no_self_check)
+    except MutationError as error:
+        print(f"mutation gate: cannot run: {error}", file=sys.stderr)
+        return 1
+    survived = [o for o in outcomes if not o.caught]
+    for outcome in survived:
+        print(f"\nSURVIVED {outcome.mutation.id}: {outcome.mutation.why}\n{outcome.tail}", file=sys.stderr)
+    elapsed = time.monotonic() - started
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = children.ru_utime + children.ru_stime  # load-independent: the wall time an idle machine would need x cores
+    print(
+        f"mutation gate: {len(outcomes) - len(survived)}/{len(outcomes)} caught in {elapsed:.0f} s wall, "
+        f"{cpu:.0f} s CPU in child processes ({args.jobs} job(s))"
+    )
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
