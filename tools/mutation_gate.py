@@ -219,7 +219,7 @@ def run_one(tree: pathlib.Path, mutation: Mutation, python: str = sys.executable
 #: The harness's own proof that a planted bug reaches the tests (run before the list).
 SELF_CHECK = Mutation(
     id="self-check-read-door-raises",
-    module="undercroft_store._internal.reading",
+    module="undercroft_store.kernel._internal.reading",
     original="expected = compute_tag(context.keys, drawer_id, meta, content)",
     replacement='raise RuntimeError("mutation gate self-check: the mutated copy is what the tests import")',
     tests=("packages/undercroft-store/tests/test_store_tamper.py",),

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import undercroft_store.integrity.rotation as rotation
 from undercroft_store.kernel import seams
-from undercroft_store.kernel.tier_tables import TIER_TABLES
 from undercroft_store.kernel.schema import TAGGED_TABLES
+from undercroft_store.kernel.tier_tables import TIER_TABLES
 from undercroft_store.search.tiers.integrity import drop_on_rotation
 from undercroft_vault import DomainKind
 
