@@ -180,12 +180,12 @@ def test_hallways_pair_names_across_wings_strongest_first(mcp: McpDispatcher) ->
     text = _ok(mcp.call("undercroft_list_hallways", {}))
     assert text.startswith(SEARCH_NOTICE)
     work = text.split('<memory wing="work" listing="hallways">', 1)[1].split("</memory>", 1)[0]
-    assert work.strip().splitlines()[0].startswith("Alice <-> Bob | 2 drawer(s)")
-    assert "Carol <-> Paris | 1 drawer(s)" in text
+    assert work.strip().splitlines()[0].startswith("Alice ↔ Bob | 2 drawer(s)")
+    assert "Carol ↔ Paris | 1 drawer(s)" in text
     first = _ok(mcp.call("undercroft_list_hallways", {"limit": 1}))
-    assert "Alice <-> Bob" in first and "Carol" not in first and "next offset 1" in first
+    assert "Alice ↔ Bob" in first and "Carol" not in first and "next offset 1" in first
     scoped = _ok(mcp.call("undercroft_list_hallways", {"wing": "life"}))
-    assert "Carol <-> Paris" in scoped and "Alice" not in scoped
+    assert "Carol ↔ Paris" in scoped and "Alice" not in scoped
 
 
 def test_hallways_never_pair_names_from_the_quarantine_wing(
@@ -194,7 +194,7 @@ def test_hallways_never_pair_names_from_the_quarantine_wing(
     _save(mcp, "Alice met Bob at Acme.", wing="work", room="a")
     held = plant_quarantined(store, ATTACK, kind="decision", filed_at=NEWEST)
     text = _ok(mcp.call("undercroft_list_hallways", {}))
-    assert "Alice <-> Bob" in text and not _reveals(text, held)
+    assert "Alice ↔ Bob" in text and not _reveals(text, held)
 
 
 # --- diaries -----------------------------------------------------------------------------------------
@@ -314,6 +314,6 @@ def test_read_only_refuses_diary_write_and_dedup_and_serves_the_reads(palace: Pa
             reply = mcp.call(name, arguments)
             assert reply == ToolReply(f"error: server is read-only: {name} is not allowed", is_error=True)
         assert "Alice met Bob." in _ok(mcp.call("undercroft_wake_up", {}))
-        assert "Alice <-> Bob" in _ok(mcp.call("undercroft_list_hallways", {}))
+        assert "Alice ↔ Bob" in _ok(mcp.call("undercroft_list_hallways", {}))
         assert _ok(mcp.call("undercroft_check_duplicate", {"content": "Alice met Bob."})).startswith("duplicate: ")
         assert json.loads(_ok(mcp.call("undercroft_history", {})))["total"] == 1

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from undercroft_core.drawer import Drawer
 from undercroft_core.embedder import Embedder
+from undercroft_net import memory_block as net_memory_block
 from undercroft_store import VaultStore
 from undercroft_store.governance.read_audit import InternalRead, record_read, silent
 from undercroft_store.search import Searcher
@@ -154,20 +155,9 @@ def boolean(description: str, *, default: bool = False) -> dict[str, Any]:
     return _described("boolean", description, {"default": default})
 
 
-def _attribute(value: str) -> str:
-    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _guard_delimiter(content: str) -> str:
-    """Neutralise the block delimiter inside content so a drawer cannot close its block or forge another."""
-    return content.replace("<memory", "&lt;memory").replace("</memory", "&lt;/memory")
-
-
 def memory_block(attributes: Mapping[str, str | None], content: str, extra_lines: list[str] | None = None) -> str:
-    """One ``<memory …>`` block: attributes, optional evidence lines, then the verbatim content."""
-    rendered = " ".join(f'{key}="{_attribute(value)}"' for key, value in attributes.items() if value is not None)
-    body = [*(extra_lines or []), _guard_delimiter(content)]
-    return "\n".join([f"<memory {rendered}>", *body, "</memory>"])
+    """One ``<memory …>`` block, rendered and escaped by the one implementation (`undercroft_net.memory_block`)."""
+    return net_memory_block(attributes, content, extra_lines or ())
 
 
 def drawer_block(drawer: Drawer, *, full: bool) -> str:

@@ -157,7 +157,7 @@ def _list_hallways(session: ToolSession, args: Arguments) -> ToolOutput:
         return ToolOutput(f"no hallways (offset {offset} of {len(found)})", data)
     by_wing: dict[str, list[str]] = {}
     for hall_wing, hall in page:
-        line = f"{hall.first} <-> {hall.second} | {hall.count} drawer(s) | {', '.join(hall.drawers)}"
+        line = f"{hall.first} ↔ {hall.second} | {hall.count} drawer(s) | {', '.join(hall.drawers)}"
         by_wing.setdefault(hall_wing, []).append(line)
     blocks = [memory_block({"wing": w, "listing": "hallways"}, "\n".join(lines)) for w, lines in by_wing.items()]
     footer = f"({len(page)} hallway(s), strongest first; next offset {offset + len(page)})"
