@@ -51,6 +51,7 @@ def lint(session: nox.Session) -> None:
     """ruff: lint and formatting check."""
     _sync(session)
     session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
 
 
 @nox.session
@@ -83,17 +84,25 @@ def build(session: nox.Session) -> None:
             python = pathlib.Path(tmp) / "bin" / "python"
             session.run("uv", "venv", "--quiet", "--python", PYTHON, tmp, external=True)
             session.run(
-                "uv", "pip", "install", "--quiet", "--python", str(python),
-                "--find-links", str(dist), str(wheel), external=True,
+                "uv",
+                "pip",
+                "install",
+                "--quiet",
+                "--python",
+                str(python),
+                "--find-links",
+                str(dist),
+                str(wheel),
+                external=True,
             )
             declared = {d.split("==")[0] for d in meta["dependencies"] if d.startswith("undercroft-")}
             listing = subprocess.run(
                 ["uv", "pip", "list", "--python", str(python), "--format", "freeze"],
-                check=True, capture_output=True, text=True,
+                check=True,
+                capture_output=True,
+                text=True,
             ).stdout
-            installed = {
-                line.split("==")[0] for line in listing.splitlines() if line.startswith("undercroft-")
-            }
+            installed = {line.split("==")[0] for line in listing.splitlines() if line.startswith("undercroft-")}
             # Our own distributions present must be the wheel plus its declared closure, never more.
             allowed = _closure(name)
             if not installed <= allowed:
@@ -101,8 +110,9 @@ def build(session: nox.Session) -> None:
             if not declared <= installed:
                 session.error(f"{name} is missing declared siblings: {sorted(declared - installed)}")
             module = name.replace("-", "_")
-            session.run(str(python), "-c", f"import {module}; print({module}.__name__, {module}.__version__)",
-                        external=True)
+            session.run(
+                str(python), "-c", f"import {module}; print({module}.__name__, {module}.__version__)", external=True
+            )
 
 
 def _closure(name: str) -> set[str]:

@@ -85,36 +85,63 @@ def main() -> None:
     word = re.compile(r"\w+")
     print(f"bench_language: {count} drawers x 800 chars")
 
-    _timed(f"tokenize {count} drawers (cold word cache)", lambda: [tokenize(d) for d in drawers],
-           lambda: [word.findall(d.casefold()) for d in drawers], repeat=1)
-    _timed(f"tokenize {count} drawers", lambda: [tokenize(d) for d in drawers],
-           lambda: [word.findall(d.casefold()) for d in drawers])
-    _timed(f"terms {count} drawers", lambda: [terms(d) for d in drawers],
-           lambda: [word.findall(d.casefold()) for d in drawers])
-    _timed(f"terms_and_scripts {count} drawers", lambda: [terms_and_scripts(d) for d in drawers],
-           lambda: [word.findall(d.casefold()) for d in drawers])
-    _timed(f"term_counts {count} drawers", lambda: [term_counts(d) for d in drawers],
-           lambda: [word.findall(d.casefold()) for d in drawers])
-    _timed(f"scan time mentions {count} drawers", lambda: [scan_time_mentions(d, anchor) for d in drawers],
-           lambda: [word.findall(d) for d in drawers])
-    _timed(f"tokenize + scan {count} drawers",
-           lambda: [(tokenize(d), scan_time_mentions(d, anchor)) for d in drawers],
-           lambda: [word.findall(d) for d in drawers])
-    _timed(f"resolve language {count} drawers", lambda: [resolve_language(d) for d in drawers],
-           lambda: [word.findall(d) for d in drawers])
+    _timed(
+        f"tokenize {count} drawers (cold word cache)",
+        lambda: [tokenize(d) for d in drawers],
+        lambda: [word.findall(d.casefold()) for d in drawers],
+        repeat=1,
+    )
+    _timed(
+        f"tokenize {count} drawers",
+        lambda: [tokenize(d) for d in drawers],
+        lambda: [word.findall(d.casefold()) for d in drawers],
+    )
+    _timed(
+        f"terms {count} drawers",
+        lambda: [terms(d) for d in drawers],
+        lambda: [word.findall(d.casefold()) for d in drawers],
+    )
+    _timed(
+        f"terms_and_scripts {count} drawers",
+        lambda: [terms_and_scripts(d) for d in drawers],
+        lambda: [word.findall(d.casefold()) for d in drawers],
+    )
+    _timed(
+        f"term_counts {count} drawers",
+        lambda: [term_counts(d) for d in drawers],
+        lambda: [word.findall(d.casefold()) for d in drawers],
+    )
+    _timed(
+        f"scan time mentions {count} drawers",
+        lambda: [scan_time_mentions(d, anchor) for d in drawers],
+        lambda: [word.findall(d) for d in drawers],
+    )
+    _timed(
+        f"tokenize + scan {count} drawers",
+        lambda: [(tokenize(d), scan_time_mentions(d, anchor)) for d in drawers],
+        lambda: [word.findall(d) for d in drawers],
+    )
+    _timed(
+        f"resolve language {count} drawers",
+        lambda: [resolve_language(d) for d in drawers],
+        lambda: [word.findall(d) for d in drawers],
+    )
 
     vocabulary = sorted({t for d in drawers for t in terms(d)})
     query = terms("run child house book city paper write budget brochure printing")
     index = VocabularyIndex(vocabulary)
     resolution = resolve_language("the and was with this have", declared="en")
-    _timed(f"build index over {len(vocabulary)} terms", lambda: VocabularyIndex(vocabulary),
-           lambda: set(vocabulary))
-    _timed(f"expand {len(query)} query terms (cold cache)",
-           lambda: match_terms(query, VocabularyIndex(vocabulary), resolution),
-           lambda: [q in index for q in query])
-    _timed(f"expand {len(query)} query terms (+typos)",
-           lambda: match_terms(query, index, resolution, typos=True),
-           lambda: [q in index for q in query])
+    _timed(f"build index over {len(vocabulary)} terms", lambda: VocabularyIndex(vocabulary), lambda: set(vocabulary))
+    _timed(
+        f"expand {len(query)} query terms (cold cache)",
+        lambda: match_terms(query, VocabularyIndex(vocabulary), resolution),
+        lambda: [q in index for q in query],
+    )
+    _timed(
+        f"expand {len(query)} query terms (+typos)",
+        lambda: match_terms(query, index, resolution, typos=True),
+        lambda: [q in index for q in query],
+    )
 
 
 if __name__ == "__main__":

@@ -18,7 +18,13 @@ def main() -> int:
     scripts = sorted(HERE.glob("bench_*.py"))
     for script in scripts:
         print(f"== {script.name}", flush=True)
-        subprocess.run([sys.executable, str(script), ], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                str(script),
+            ],
+            check=True,
+        )
     print(f"bench: {len(scripts)} script(s) ok")
     return 0
 

@@ -38,8 +38,19 @@ from collections.abc import Iterable, Sequence
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DEFAULT_LIST = ROOT / "tests" / "meta" / "mutations.toml"
 _IGNORED = shutil.ignore_patterns(
-    ".git", ".venv", ".nox", "__pycache__", "*.pyc", ".pytest_cache", ".mypy_cache", ".ruff_cache",
-    "dist", "build", "*.egg-info", ".hypothesis", ".import_linter_cache",
+    ".git",
+    ".venv",
+    ".nox",
+    "__pycache__",
+    "*.pyc",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    "dist",
+    "build",
+    "*.egg-info",
+    ".hypothesis",
+    ".import_linter_cache",
 )
 #: Per mutation, a ceiling on its tests' run (a mutation that hangs the suite is caught, but slowly).
 TIMEOUT_SECONDS = 300
@@ -200,8 +211,13 @@ def run_one(tree: pathlib.Path, mutation: Mutation, python: str = sys.executable
         command = [python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *mutation.tests]
         try:
             result = subprocess.run(
-                command, cwd=tree, env=environment(tree), capture_output=True, text=True,
-                timeout=TIMEOUT_SECONDS, check=False,
+                command,
+                cwd=tree,
+                env=environment(tree),
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT_SECONDS,
+                check=False,
             )
             output = result.stdout + result.stderr
             if result.returncode in (4, 5):  # usage error or nothing collected: the list is wrong, not the code
@@ -228,7 +244,11 @@ SELF_CHECK = Mutation(
 
 
 def run(
-    mutations: Sequence[Mutation], *, jobs: int = 1, self_check: bool = True, python: str = sys.executable,
+    mutations: Sequence[Mutation],
+    *,
+    jobs: int = 1,
+    self_check: bool = True,
+    python: str = sys.executable,
     echo: bool = True,
 ) -> list[Outcome]:
     """Run every mutation over fresh copies (one per worker); the self-check first when asked."""

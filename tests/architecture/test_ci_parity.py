@@ -55,3 +55,10 @@ def test_the_noxfile_hard_codes_no_python_version_and_defines_the_ci_sessions() 
     assert not re.search(r'"3\.\d+"', noxfile), "a hard-coded Python version in noxfile.py"
     for session in ("def build(", "def mutation(", "def tests(", "def lint("):
         assert session in noxfile, session
+
+
+def test_the_lint_session_checks_formatting_as_its_docstring_says() -> None:
+    noxfile = (ROOT / "noxfile.py").read_text()
+    lint = noxfile[noxfile.index("def lint(") :].split("\n@nox.session", 1)[0]
+    assert '"ruff", "check", "."' in lint
+    assert '"ruff", "format", "--check", "."' in lint

@@ -125,7 +125,10 @@ def test_the_copy_without_a_plant_still_passes(tmp_path: pathlib.Path) -> None:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sources))
     probe = subprocess.run(
         [sys.executable, "-c", "import undercroft_core; print(undercroft_core.__file__)"],
-        capture_output=True, text=True, env=env, check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
     )
     assert str(tmp_path) in probe.stdout
     result = subprocess.run([LINT_IMPORTS, "--no-cache"], cwd=tmp_path, capture_output=True, text=True, env=env)
@@ -149,9 +152,15 @@ def test_net_is_imported_by_obs_only_inside_telemetry() -> None:
 def test_the_cli_does_not_import_heavy_optional_stacks_at_start_up() -> None:
     """Every `undercroft` call pays the CLI's import cost: the MCP SDK and the embedders load only when used."""
     probe = subprocess.run(
-        [sys.executable, "-c", "import sys, undercroft_cli.main; print(sorted(m for m in ('mcp', "
-         "'undercroft_embed_onnx', 'undercroft_embed_ort', 'onnxruntime', 'uvicorn') if m in sys.modules))"],
-        capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys, undercroft_cli.main; print(sorted(m for m in ('mcp', "
+            "'undercroft_embed_onnx', 'undercroft_embed_ort', 'onnxruntime', 'uvicorn') if m in sys.modules))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert probe.stdout.strip() == "[]", probe.stdout
 
@@ -192,8 +201,15 @@ def test_no_stdlib_http_client_outside_net() -> None:
     assert offenders == []
 
 
-@pytest.mark.parametrize("source", ["import urllib.request\n", "from urllib import request\n",
-                                    "from http.client import HTTPSConnection\n", "import http.client as h\n"])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import urllib.request\n",
+        "from urllib import request\n",
+        "from http.client import HTTPSConnection\n",
+        "import http.client as h\n",
+    ],
+)
 def test_the_stdlib_client_scan_sees_a_planted_import(tmp_path: pathlib.Path, source: str) -> None:
     planted = tmp_path / "planted.py"
     planted.write_text(source)
@@ -230,10 +246,7 @@ def test_every_forbidden_third_party_module_is_enforced(tmp_path: pathlib.Path) 
 def _internal_packages(module: str) -> list[str]:
     """Every ``_internal`` package of a distribution (the outermost one on each path), read from its tree."""
     src = next(path for path in PACKAGES_DIR.glob(f"*/src/{module}") if path.is_dir()).parent
-    found = {
-        ".".join(init.parent.relative_to(src).parts)
-        for init in src.glob(f"{module}/**/_internal/__init__.py")
-    }
+    found = {".".join(init.parent.relative_to(src).parts) for init in src.glob(f"{module}/**/_internal/__init__.py")}
     return sorted(name for name in found if name.count("._internal") == 1)
 
 

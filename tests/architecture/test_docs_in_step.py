@@ -28,8 +28,7 @@ _HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$", re.M)
 _EXTERNAL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 PACKAGE_READMES = sorted(PACKAGES_DIR.glob("*/README.md"))
-LINKING_DOCS = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md")),
-                *PACKAGE_READMES]
+LINKING_DOCS = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md")), *PACKAGE_READMES]
 
 
 def _without_fences(text: str) -> str:
@@ -148,7 +147,9 @@ def test_broken_links_finds_missing_files_and_anchors(tmp_path: pathlib.Path) ->
     )
     assert broken_links(doc, root=tmp_path) == ["no-such-file.md", "../RESULTS.md#no-such-heading"]
     assert broken_links(doc, root=tmp_path / "docs") == [
-        "../RESULTS.md#real-table", "no-such-file.md", "../RESULTS.md#no-such-heading",
+        "../RESULTS.md#real-table",
+        "no-such-file.md",
+        "../RESULTS.md#no-such-heading",
     ]
 
 

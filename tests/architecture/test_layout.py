@@ -12,9 +12,19 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from workspace import PACKAGES_DIR, ROOT, distributions, import_name
 
 EXPECTED = {
-    "undercroft-core", "undercroft-vault", "undercroft-store", "undercroft-index", "undercroft-llm",
-    "undercroft-net", "undercroft-config", "undercroft-obs", "undercroft-cli", "undercroft-orchestrator",
-    "undercroft-bench", "undercroft-embed-onnx", "undercroft-embed-ort",
+    "undercroft-core",
+    "undercroft-vault",
+    "undercroft-store",
+    "undercroft-index",
+    "undercroft-llm",
+    "undercroft-net",
+    "undercroft-config",
+    "undercroft-obs",
+    "undercroft-cli",
+    "undercroft-orchestrator",
+    "undercroft-bench",
+    "undercroft-embed-onnx",
+    "undercroft-embed-ort",
 }
 
 
@@ -23,8 +33,21 @@ def test_exactly_thirteen_distributions() -> None:
 
 
 def test_top_level_layout() -> None:
-    for entry in ["pyproject.toml", "packages", "noxfile.py", "tests", "docs", "benchmarks", "tools",
-                  ".github", "README.md", ".ci/run", "LICENSE", "uv.lock", "CHANGELOG.md"]:
+    for entry in [
+        "pyproject.toml",
+        "packages",
+        "noxfile.py",
+        "tests",
+        "docs",
+        "benchmarks",
+        "tools",
+        ".github",
+        "README.md",
+        ".ci/run",
+        "LICENSE",
+        "uv.lock",
+        "CHANGELOG.md",
+    ]:
         assert (ROOT / entry).exists(), entry
 
 
@@ -32,8 +55,13 @@ def test_top_level_layout() -> None:
 def test_distribution_shape(name: str) -> None:
     directory = PACKAGES_DIR / name
     src = directory / "src" / import_name(name)
-    for required in [directory / "README.md", directory / "tests", src / "__init__.py", src / "py.typed",
-                     src / "errors.py"]:
+    for required in [
+        directory / "README.md",
+        directory / "tests",
+        src / "__init__.py",
+        src / "py.typed",
+        src / "errors.py",
+    ]:
         assert required.exists(), required
     # Private code lives under an _internal/ package: at the top, or (a layered distribution such as the
     # store) under each layer that has private code.

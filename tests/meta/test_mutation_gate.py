@@ -44,8 +44,11 @@ def test_the_list_has_at_least_thirty_mutations_and_every_one_applies_to_the_liv
 
 def test_a_line_that_does_not_occur_fails_loudly() -> None:
     stale = gate.Mutation(
-        id="stale", module="undercroft_store.search.fusion", original="return weights * nothing_like_this",
-        replacement="pass", tests=("packages/undercroft-store/tests/test_store_search_known_answers.py",),
+        id="stale",
+        module="undercroft_store.search.fusion",
+        original="return weights * nothing_like_this",
+        replacement="pass",
+        tests=("packages/undercroft-store/tests/test_store_search_known_answers.py",),
     )
     with pytest.raises(gate.MutationError, match=r"stale: the original line .* does not occur"):
         gate.run([stale], self_check=False, echo=False)

@@ -85,8 +85,12 @@ def test_integrity_verdicts_exit_2_on_every_command(home: Path, capsys: pytest.C
 
 def test_taxonomy_counts_wings_and_rooms_and_never_content(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _run(capsys, "init")
-    for text, wing, room in [("alpha words", "backend", "decisions"), ("beta words", "backend", "decisions"),
-                             ("gamma words", "backend", "incidents"), ("delta words", "life", "car")]:
+    for text, wing, room in [
+        ("alpha words", "backend", "decisions"),
+        ("beta words", "backend", "decisions"),
+        ("gamma words", "backend", "incidents"),
+        ("delta words", "life", "car"),
+    ]:
         assert _run(capsys, "remember", text, "--wing", wing, "--room", room)[0] == 0
     code, out, _ = _run(capsys, "taxonomy", "--json")
     assert code == 0

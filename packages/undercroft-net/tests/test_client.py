@@ -47,6 +47,7 @@ def _pinned(url: str, pin_path: Path, **options: object) -> httpx.Client:
 
 # --- TLS for real -------------------------------------------------------------------------------------------
 
+
 def test_the_pinned_client_connects(tls_server, pin_file: Path) -> None:  # type: ignore[no-untyped-def]
     with _pinned(tls_server.url, pin_file) as client:
         response = client.get("/ok")
@@ -112,6 +113,7 @@ def test_no_proxy_is_taken_from_the_environment(  # type: ignore[no-untyped-def]
 
 # --- construction ------------------------------------------------------------------------------------------
 
+
 def test_a_hand_made_endpoint_is_policed_again() -> None:
     forged = Endpoint(VAR, "http://example.com:80/", "http", "example.com", 80, True)
     with pytest.raises(TransportRefused, match="cleartext http"):
@@ -132,9 +134,18 @@ def test_a_declared_proxy_is_policed() -> None:
 
 @pytest.mark.parametrize(
     "options",
-    [{"timeout": 0}, {"timeout": -1}, {"timeout": float("inf")}, {"timeout": None}, {"max_response_bytes": 0},
-     {"retries": -1}, {"retries": 11}, {"headers": {"accept-encoding": "gzip"}}, {"max_redirects": -1},
-     {"max_redirects": 21}],
+    [
+        {"timeout": 0},
+        {"timeout": -1},
+        {"timeout": float("inf")},
+        {"timeout": None},
+        {"max_response_bytes": 0},
+        {"retries": -1},
+        {"retries": 11},
+        {"headers": {"accept-encoding": "gzip"}},
+        {"max_redirects": -1},
+        {"max_redirects": 21},
+    ],
 )
 def test_weakening_options_are_refused(options: dict[str, object]) -> None:
     with pytest.raises(ValueError):
@@ -142,6 +153,7 @@ def test_weakening_options_are_refused(options: dict[str, object]) -> None:
 
 
 # --- every request is policed: absolute URLs and redirects -------------------------------------------------
+
 
 def test_an_absolute_url_to_a_refused_host_never_connects(http_server) -> None:  # type: ignore[no-untyped-def]
     with policed_client(police(http_server.url, variable=VAR)) as client:
@@ -177,6 +189,7 @@ def test_an_https_to_http_redirect_is_refused(  # type: ignore[no-untyped-def]
 
 # --- bounded responses ------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("path", ["/big", "/big-chunked"])
 def test_a_body_above_the_bound_is_refused_whole(http_server, path: str) -> None:  # type: ignore[no-untyped-def]
     endpoint = police(http_server.url, variable=VAR)
@@ -207,6 +220,7 @@ def test_a_compressed_body_is_refused(http_server) -> None:  # type: ignore[no-u
 
 
 # --- retries and timeouts -------------------------------------------------------------------------------
+
 
 def test_an_idempotent_request_is_retried(flaky) -> None:  # type: ignore[no-untyped-def]
     with policed_client(police(flaky.url, variable=VAR), retries=2) as client:
@@ -242,6 +256,7 @@ def test_a_silent_server_times_out() -> None:
 
 
 # --- the async twin ----------------------------------------------------------------------------------------
+
 
 def test_the_async_client_has_the_same_guarantees(  # type: ignore[no-untyped-def]
     tls_server, http_server, flaky, pin_file: Path

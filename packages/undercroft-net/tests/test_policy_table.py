@@ -43,13 +43,13 @@ URLS: list[tuple[str, tuple[str, int, bool] | str]] = [
     ("http://example.com", CLEAR),
     ("http://10.0.0.7:6333", CLEAR),
     ("http://192.168.1.10/", CLEAR),
-    ("http://localhost./", CLEAR),                      # the FQDN is a DNS name, not the loopback name
+    ("http://localhost./", CLEAR),  # the FQDN is a DNS name, not the loopback name
     ("http://foo.localhost/", CLEAR),
     ("http://localhost.example.com/", CLEAR),
-    ("http://127.0.0.1.nip.io/", CLEAR),                # resolves to loopback, is not named loopback
-    ("http://[::ffff:127.0.0.1]/", CLEAR),              # IPv4-mapped is not one of the loopback forms
+    ("http://127.0.0.1.nip.io/", CLEAR),  # resolves to loopback, is not named loopback
+    ("http://[::ffff:127.0.0.1]/", CLEAR),  # IPv4-mapped is not one of the loopback forms
     ("http://[::2]/", CLEAR),
-    ("http://xn--lcalhost-6vf/", CLEAR),                # punycode look-alike of localhost (Cyrillic o)
+    ("http://xn--lcalhost-6vf/", CLEAR),  # punycode look-alike of localhost (Cyrillic o)
     ("http://xn--bcher-kva.de/", CLEAR),
     # unspecified addresses: a bind address, never a destination
     ("http://0.0.0.0:8080/", "unspecified address"),
@@ -88,7 +88,7 @@ URLS: list[tuple[str, tuple[str, int, bool] | str]] = [
     ("https://exa%6Dple.com/", "percent-encoding"),
     ("http://[fe80::1%25eth0]/", "percent-encoding"),
     ("https://bücher.de/", "non-ASCII"),
-    ("http://１２７.０.０.１/", "non-ASCII"),           # fullwidth digits: NFKC would make them loopback
+    ("http://１２７.０.０.１/", "non-ASCII"),  # fullwidth digits: NFKC would make them loopback
     ("http://127.0.0.1 /", "whitespace"),
     ("http://127.0.0.1/\r\nHost: evil", "whitespace"),
     ("http://127.0.0.1\t/", "whitespace"),
@@ -151,8 +151,11 @@ def _pins(pem: bytes, key_pem: bytes, other_pem: bytes) -> list[tuple[str, bytes
         ("binary garbage", bytes(range(256)), "non-ASCII"),
         ("a private key alone", key_pem, "not a CERTIFICATE"),
         ("a root followed by its private key", pem + key_pem, "not a CERTIFICATE"),
-        ("garbage inside the armour", b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
-         "does not parse"),
+        (
+            "garbage inside the armour",
+            b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+            "does not parse",
+        ),
         ("bad base64", b"-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n", "not valid base64"),
         ("an unterminated block", "\n".join(body[:-1]).encode(), "unterminated"),
         ("mismatched armour", pem.replace(b"END CERTIFICATE", b"END X509 CRL"), "not a CERTIFICATE"),
@@ -194,7 +197,7 @@ REDIRECTS: list[tuple[str, str, str | None]] = [
     ("http://127.0.0.1:8080/a", "http://127.0.0.1:8080/b", None),
     ("http://127.0.0.1:8080/a", "https://example.com/b", None),
     ("https://example.com/a", "http://example.com/b", CLEAR),
-    ("https://example.com/a", "http://127.0.0.1/b", "may not downgrade"),   # a remote host steering us inward
+    ("https://example.com/a", "http://127.0.0.1/b", "may not downgrade"),  # a remote host steering us inward
     ("https://127.0.0.1/a", "http://localhost/b", "may not downgrade"),
     ("http://127.0.0.1:8080/a", "http://evil.com/b", CLEAR),
     ("http://127.0.0.1:8080/a", "http://127.0.0.1@evil.com/b", USERINFO),
@@ -236,11 +239,68 @@ import httpx  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-PIECES = ["http", "https", "HTTP", "ftp", "://", ":/", "//", "/", "\\", "@", ":", "#", "?", "%", "%40", "[", "]",
-          ".", "127.0.0.1", "127.1", "::1", "::ffff:127.0.0.1", "0.0.0.0", "localhost", "localhost.", "evil.com",
-          "xn--lcalhost-6vf", "user", "pw", "8080", "0", "65536", " ", "\t", "\n", "\u200b", "１", "é", "a"]
-AUTHORITY_PIECES = ["127.0.0.1", "[::1]", "[::ffff:127.0.0.1]", "localhost", "LOCALHOST", "evil.com", "a",
-                    "xn--lcalhost-6vf", ":8080", ":", "@", ".", "[", "]", "%40", "0.0.0.0", "\\", "１", "127.1"]
+PIECES = [
+    "http",
+    "https",
+    "HTTP",
+    "ftp",
+    "://",
+    ":/",
+    "//",
+    "/",
+    "\\",
+    "@",
+    ":",
+    "#",
+    "?",
+    "%",
+    "%40",
+    "[",
+    "]",
+    ".",
+    "127.0.0.1",
+    "127.1",
+    "::1",
+    "::ffff:127.0.0.1",
+    "0.0.0.0",
+    "localhost",
+    "localhost.",
+    "evil.com",
+    "xn--lcalhost-6vf",
+    "user",
+    "pw",
+    "8080",
+    "0",
+    "65536",
+    " ",
+    "\t",
+    "\n",
+    "\u200b",
+    "１",
+    "é",
+    "a",
+]
+AUTHORITY_PIECES = [
+    "127.0.0.1",
+    "[::1]",
+    "[::ffff:127.0.0.1]",
+    "localhost",
+    "LOCALHOST",
+    "evil.com",
+    "a",
+    "xn--lcalhost-6vf",
+    ":8080",
+    ":",
+    "@",
+    ".",
+    "[",
+    "]",
+    "%40",
+    "0.0.0.0",
+    "\\",
+    "１",
+    "127.1",
+]
 TAIL_PIECES = ["/", "?", "#", "@evil.com", "@", "\\", "/x", ":80", "%2F", "//evil.com"]
 SHAPED = st.tuples(
     st.sampled_from(["http://", "https://", "HTTP://", "HTTPS://"]),
@@ -268,9 +328,15 @@ def test_an_accepted_url_is_tls_or_loopback_as_httpx_reads_it(url: str) -> None:
 
 @pytest.mark.parametrize(
     ("url", "host"),
-    [("http://127.0.0.1:8080/@evil.com", "127.0.0.1"), ("http://127.0.0.1?@evil.com", "127.0.0.1"),
-     ("http://127.0.0.1#@evil.com", "127.0.0.1"), ("http://evil.com#@127.0.0.1", None),
-     ("http://evil.com?@127.0.0.1", None), ("http://127.0.0.1./", None), ("http://[::1]x/", None)],
+    [
+        ("http://127.0.0.1:8080/@evil.com", "127.0.0.1"),
+        ("http://127.0.0.1?@evil.com", "127.0.0.1"),
+        ("http://127.0.0.1#@evil.com", "127.0.0.1"),
+        ("http://evil.com#@127.0.0.1", None),
+        ("http://evil.com?@127.0.0.1", None),
+        ("http://127.0.0.1./", None),
+        ("http://[::1]x/", None),
+    ],
 )
 def test_where_the_host_ends(url: str, host: str | None) -> None:
     if host is None:

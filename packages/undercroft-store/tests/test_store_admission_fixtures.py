@@ -26,9 +26,9 @@ from undercroft_store.governance.admission import (
 FIXTURES = load_fixtures()
 PARAPHRASES = load_paraphrases()
 CLEAN = tuple(
-    json.loads(resources.files("undercroft_store.governance.admission").joinpath("data").joinpath("clean.json").read_bytes())[
-        "clean"
-    ]
+    json.loads(
+        resources.files("undercroft_store.governance.admission").joinpath("data").joinpath("clean.json").read_bytes()
+    )["clean"]
 )
 MARKERS = {Signal.IMPERATIVE_INSTRUCTION, Signal.TOOL_CALL_SYNTAX, Signal.EXFILTRATION_MARKER, Signal.ENCODED_BLOB}
 

@@ -200,6 +200,7 @@ def test_a_receipt_of_another_vault_fails(palace: Palace) -> None:
 
 def test_after_a_rotation_a_receipt_reads_recorded(palace: Palace, home: Path) -> None:
     from undercroft_store.integrity import rotation  # landed: a missing module is a failure, not a skip
+
     ids = _fill(palace)
     with palace.open_vault("default", HashEmbedder()) as store:
         document = forget(store, [ids[0]], signer=generate_signing_identity(hybrid=False)).to_json()

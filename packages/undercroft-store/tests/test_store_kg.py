@@ -254,9 +254,7 @@ def test_read_only_store_refuses_graph_writes(palace: Palace) -> None:
 
 
 @pytest.mark.parametrize("column", ["name", "meta_json"])
-def test_a_flipped_entity_row_fails_its_tag_before_its_name_is_opened(
-    palace: Palace, home: Path, column: str
-) -> None:
+def test_a_flipped_entity_row_fails_its_tag_before_its_name_is_opened(palace: Palace, home: Path, column: str) -> None:
     """One XOR'd bit in an entity's sealed name or its meta: the tag refuses it (not the cipher, not nothing)."""
     with palace.open_vault("default", HashEmbedder()) as store:
         KnowledgeGraph(store).add("Max", "role", "engineer")

@@ -180,6 +180,7 @@ def test_policy_rows_carry_no_content(palace: Palace, home: Path) -> None:
 
 def test_policies_survive_a_rotation(palace: Palace, home: Path) -> None:
     from undercroft_store.integrity import rotation  # landed: a missing module is a failure, not a skip
+
     ids = _fill(palace)
     with palace.open_vault("default", HashEmbedder()) as store:
         set_retention(store, "chat", max_age=DAY)

@@ -98,8 +98,9 @@ def test_recency_by_share_known_answers() -> None:
 
 def test_fuse_known_answers() -> None:
     policy = FusionPolicy()
-    got = policy.fuse(np.array([1.0, 0.0, 0.5]), np.array([0.0, 1.0, 0.5]), np.array([0.0, 1.0, 0.5]),
-                      np.array([0.55, 0.55, 0.70]))
+    got = policy.fuse(
+        np.array([1.0, 0.0, 0.5]), np.array([0.0, 1.0, 0.5]), np.array([0.0, 1.0, 0.5]), np.array([0.55, 0.55, 0.70])
+    )
     assert got.tolist() == pytest.approx([0.55, 0.35 + 0.10, 0.35 + 0.10 + 0.05])
 
 

@@ -72,6 +72,7 @@ def test_a_rewritten_row_below_the_witness_fails(palace: Palace, home: Path) -> 
 
 def test_a_rotation_retires_corroboration_and_says_so(palace: Palace) -> None:
     from undercroft_store.integrity import rotation  # landed: a missing module is a failure, not a skip
+
     _save(palace, "one")
     with palace.open_vault("default", HashEmbedder()) as store:
         document = emit_witness(store).to_json()

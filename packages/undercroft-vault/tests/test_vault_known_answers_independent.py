@@ -96,12 +96,11 @@ def test_hchacha20_matches_the_drafts_test_vector() -> None:
 def test_hkdf_by_hand_matches_rfc5869_case_1() -> None:
     ikm, salt, info = bytes([0x0B] * 22), bytes(range(13)), bytes(range(0xF0, 0xFA))
     okm = hkdf_sha256(salt, ikm, info, 42)
-    assert okm.hex() == (
-        "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865"
-    )
+    assert okm.hex() == ("3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865")
 
 
 # --- the seal -------------------------------------------------------------------------------------------------
+
 
 def _aad(domain: Domain) -> bytes:
     return domain.aad(KAT["vault_id"]) + b"\x01"  # the domain's AAD, then the seal's version byte
@@ -146,6 +145,7 @@ def test_a_seal_does_not_open_under_another_domain_or_vault() -> None:
 
 # --- the bundle -----------------------------------------------------------------------------------------------
 
+
 def _x25519_public(secret: bytes) -> bytes:
     return X25519PrivateKey.from_private_bytes(secret).public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
 
@@ -184,6 +184,7 @@ def test_the_committed_v2_assembly_is_reproduced_from_its_parts_independently() 
 
 
 # --- Argon2id -------------------------------------------------------------------------------------------------
+
 
 def test_argon2id_vector_under_libsodium() -> None:
     """The vault derives with argon2-cffi (libargon2); libsodium's argon2id (p = 1) must give the same 32 bytes."""

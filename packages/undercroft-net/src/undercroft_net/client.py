@@ -70,8 +70,10 @@ class _Guard:
         url = self.url(request)
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("", "identity"):
-            raise ResponseRefused(f"response from {url} refused: Content-Encoding {encoding!r} was not requested "
-                                  "(a compressed body cannot be bounded before it is decoded)")
+            raise ResponseRefused(
+                f"response from {url} refused: Content-Encoding {encoding!r} was not requested "
+                "(a compressed body cannot be bounded before it is decoded)"
+            )
         declared = response.headers.get("content-length")
         if request.method.upper() == "HEAD":
             return  # a HEAD answer declares the length of a body it does not carry
@@ -153,8 +155,13 @@ class _PolicedTransport(httpx.BaseTransport):
                 raise
             assert isinstance(response.stream, httpx.SyncByteStream)
             bounded = _BoundedStream(response.stream, self._guard.bound, self._guard.url(request))
-            return httpx.Response(response.status_code, headers=response.headers, stream=bounded,
-                                  extensions=response.extensions, request=request)
+            return httpx.Response(
+                response.status_code,
+                headers=response.headers,
+                stream=bounded,
+                extensions=response.extensions,
+                request=request,
+            )
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def close(self) -> None:
@@ -183,8 +190,13 @@ class _AsyncPolicedTransport(httpx.AsyncBaseTransport):
                 raise
             assert isinstance(response.stream, httpx.AsyncByteStream)
             bounded = _AsyncBoundedStream(response.stream, self._guard.bound, self._guard.url(request))
-            return httpx.Response(response.status_code, headers=response.headers, stream=bounded,
-                                  extensions=response.extensions, request=request)
+            return httpx.Response(
+                response.status_code,
+                headers=response.headers,
+                stream=bounded,
+                extensions=response.extensions,
+                request=request,
+            )
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def aclose(self) -> None:
@@ -246,8 +258,15 @@ def policed_client(
     endpoint, limits, declared_proxy = _settings(endpoint, timeout, max_response_bytes, retries, proxy)
     inner = httpx.HTTPTransport(verify=ssl_context(endpoint.pin), trust_env=False, proxy=declared_proxy, retries=0)
     transport = _PolicedTransport(_Guard(endpoint, max_response_bytes), inner, retries)
-    return httpx.Client(base_url=endpoint.url, transport=transport, timeout=limits, trust_env=False,
-                        follow_redirects=True, max_redirects=_redirects(max_redirects), headers=_headers(headers))
+    return httpx.Client(
+        base_url=endpoint.url,
+        transport=transport,
+        timeout=limits,
+        trust_env=False,
+        follow_redirects=True,
+        max_redirects=_redirects(max_redirects),
+        headers=_headers(headers),
+    )
 
 
 def policed_async_client(
@@ -262,8 +281,14 @@ def policed_async_client(
 ) -> httpx.AsyncClient:
     """The ``httpx.AsyncClient`` twin of :func:`policed_client`, with the same guarantees and arguments."""
     endpoint, limits, declared_proxy = _settings(endpoint, timeout, max_response_bytes, retries, proxy)
-    inner = httpx.AsyncHTTPTransport(verify=ssl_context(endpoint.pin), trust_env=False, proxy=declared_proxy,
-                                     retries=0)
+    inner = httpx.AsyncHTTPTransport(verify=ssl_context(endpoint.pin), trust_env=False, proxy=declared_proxy, retries=0)
     transport = _AsyncPolicedTransport(_Guard(endpoint, max_response_bytes), inner, retries)
-    return httpx.AsyncClient(base_url=endpoint.url, transport=transport, timeout=limits, trust_env=False,
-                             follow_redirects=True, max_redirects=_redirects(max_redirects), headers=_headers(headers))
+    return httpx.AsyncClient(
+        base_url=endpoint.url,
+        transport=transport,
+        timeout=limits,
+        trust_env=False,
+        follow_redirects=True,
+        max_redirects=_redirects(max_redirects),
+        headers=_headers(headers),
+    )

@@ -12,9 +12,7 @@ __all__ = ["MAX_PEM_BYTES", "count_certificates", "read_ca_pin"]
 #: A trust-root bundle is small; anything larger is not what the declaration meant.
 MAX_PEM_BYTES: Final = 1 << 20
 
-_BLOCK = re.compile(
-    r"-----BEGIN ([A-Z0-9 ]+)-----\s*\n(.*?)\n\s*-----END ([A-Z0-9 ]+)-----", re.DOTALL
-)
+_BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----\s*\n(.*?)\n\s*-----END ([A-Z0-9 ]+)-----", re.DOTALL)
 
 
 def count_certificates(text: str) -> int:

@@ -50,8 +50,9 @@ def to_gregorian(calendar: str, year: int, month: int, day: int) -> date:
             return result
     except (ValueError, OverflowError) as error:
         raise _bad(calendar, year, month, day) from error
-    raise InvalidInput(f"calendar {calendar!r} cannot convert a bare date (expected gregorian, buddhist, "
-                       "minguo, hijri or jalali)")
+    raise InvalidInput(
+        f"calendar {calendar!r} cannot convert a bare date (expected gregorian, buddhist, minguo, hijri or jalali)"
+    )
 
 
 def year_span(calendar: str, year: int) -> tuple[date, date]:

@@ -115,9 +115,7 @@ class VocabularyIndex:
         budget = typo_budget(term)
         if budget == 0:
             return ()
-        found = process.extract(
-            term, self._terms, scorer=Levenshtein.distance, score_cutoff=budget, limit=None
-        )
+        found = process.extract(term, self._terms, scorer=Levenshtein.distance, score_cutoff=budget, limit=None)
         return tuple(sorted(choice for choice, _score, _index in found if choice != term and len(choice) >= 3))
 
 

@@ -8,7 +8,9 @@ from undercroft_core.language._internal.language_table import register, table
 
 register(
     table(
-        "en", "English", "latin",
+        "en",
+        "English",
+        "latin",
         "s es ed ing",
         3,
         alternations=("english",),
@@ -25,7 +27,9 @@ register(
         "teach taught; catch caught; find found; leave left; speak spoke spoken; mean meant",
     ),
     table(
-        "de", "German", "latin",
+        "de",
+        "German",
+        "latin",
         "e en er ern es s n em st t et te ten tet test est",
         3,
         alternations=("umlaut",),
@@ -36,7 +40,9 @@ register(
         "nehmen nimmt nahm genommen; sehen sieht sah gesehen; tun tut tat getan",
     ),
     table(
-        "nl", "Dutch", "latin",
+        "nl",
+        "Dutch",
+        "latin",
         "en s e er ere st t te ten de den",
         3,
         alternations=("double",),
@@ -46,7 +52,9 @@ register(
         "hadden gehad; kind kinderen; stad steden; schip schepen",
     ),
     table(
-        "it", "Italian", "latin",
+        "it",
+        "Italian",
+        "latin",
         "o a i e he hi che chi are ere ire iamo ate ete ite ano ono amo emo imo ava avo avano ato ata ati ito "
         "ita iti uto uta uti ando endo isce iscono erà irà arà eranno ò",
         3,
@@ -56,7 +64,9 @@ register(
         "uomo uomini; fare faccio fa fatto; dio dei",
     ),
     table(
-        "es", "Spanish", "latin",
+        "es",
+        "Spanish",
+        "latin",
         "o a os as e es s ar er ir ando iendo ado ada ados adas ido ida idos idas é ó aba aban amos "
         "an en ía ían ión iones",
         3,
@@ -66,7 +76,9 @@ register(
         "están estuvo; tener tengo tiene tuvo",
     ),
     table(
-        "fr", "French", "latin",
+        "fr",
+        "French",
+        "latin",
         "e es s x ent er ez ons ais ait aient é ée és ées ir it is issons issent al aux eau eaux "
         "ai as a erai era eront",
         3,
@@ -76,7 +88,9 @@ register(
         "avoir ai a ont avons avait eu; œil yeux; ciel cieux",
     ),
     table(
-        "pt", "Portuguese", "latin",
+        "pt",
+        "Portuguese",
+        "latin",
         "o a os as e es s ar er ir ando endo indo ado ada ados adas ido ida idos idas ou ei amos am "
         "em ão ões ães al ais el éis ava avam ia iam",
         3,
@@ -86,24 +100,28 @@ register(
         "pão pães; mão mãos",
     ),
     table(
-        "sv", "Swedish", "latin",
+        "sv",
+        "Swedish",
+        "latin",
         "en et er ar or na erna arna orna a e s t de te r n ns ade ades",
         3,
         alternations=("umlaut",),
-        function_words="och att det som ett på är av för med till inte har jag vi om men han hon så "
-        "från när eller kan",
+        function_words="och att det som ett på är av för med till inte har jag vi om men han hon så från när eller kan",
         irregular="gå går gick gått; man män; vara är var varit; bok böcker; fot fötter",
     ),
     table(
-        "pl", "Polish", "latin",
+        "pl",
+        "Polish",
+        "latin",
         "a u em y i ie ów om ami ach ą ę o e ego emu ym im ej ach ami owi owie ach",
         3,
-        function_words="nie się że jest jak ale od po co tak za przez być był była jego jej oraz "
-        "już dla tym są",
+        function_words="nie się że jest jak ale od po co tak za przez być był była jego jej oraz już dla tym są",
         irregular="człowiek ludzie ludzi; dziecko dzieci; być jest są był była było byli; rok lata lat",
     ),
     table(
-        "fi", "Finnish", "latin",
+        "fi",
+        "Finnish",
+        "latin",
         "n t a ä ta tä ssa ssä sta stä lla llä lta ltä lle ksi na nä en in i ja jä ni si mme nne "
         "nsa nsä han hän kin ko kö ihin iin",
         3,
@@ -113,7 +131,9 @@ register(
         irregular="olla on ovat oli olivat ollut; mies miehet miehen; hyvä parempi",
     ),
     table(
-        "hu", "Hungarian", "latin",
+        "hu",
+        "Hungarian",
+        "latin",
         "ok ak ek ök k ban ben ba be ból ből hoz hez höz nak nek val vel ra re ról ről on en ön n t "
         "at et ot öt tól től ig ért m om am em öm d od ad ed öd ja je a e juk jük unk ünk tok tek "
         "tök uk ük i",
@@ -123,11 +143,12 @@ register(
         irregular="van volt lesz vannak voltak; ló lovak lovat; kő kövek",
     ),
     table(
-        "cs", "Czech", "latin",
+        "cs",
+        "Czech",
+        "latin",
         "a u e y i ě ou em ům ech ách ami ů o í ého ému ém ým ými ích ové ovi ách",
         3,
-        function_words="je se na že jsem jsou byl byla ale jak pro tak by jeho její už také nebo "
-        "když jsme není",
+        function_words="je se na že jsem jsou byl byla ale jak pro tak by jeho její už také nebo když jsme není",
         irregular="člověk lidé lidi; být je jsou byl byla bylo; dítě děti; dům domu domy domě; pes psa psi psem",
     ),
 )

@@ -24,7 +24,7 @@ def week_span(day: date, week_start: int, weeks: int = 0) -> tuple[date, date]:
 
 
 def weekday_relative(anchor: date, weekday: int, step: int, week_start: int) -> date:
-    """"last Tuesday" (-1): the latest one before the anchor; "next" (+1): the first after it;
+    """ "last Tuesday" (-1): the latest one before the anchor; "next" (+1): the first after it;
     "this" (0): the one in the anchor's week."""
     if step < 0:
         return anchor - timedelta(days=(anchor.weekday() - weekday - 1) % 7 + 1)

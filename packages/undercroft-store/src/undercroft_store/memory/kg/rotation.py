@@ -24,6 +24,7 @@ __all__ = ["RESEAL_HOOKS", "RekeyingLike", "reseal_entities", "reseal_facts", "r
 
 Rekeyed = list[tuple[str, bytes]]
 
+
 class RekeyingLike(Protocol):
     """The fields a hook reads from the rotation's ``Rekeying``."""
 

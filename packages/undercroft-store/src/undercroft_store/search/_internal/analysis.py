@@ -45,9 +45,7 @@ class AnalysisMemo:
             found = self._entities[key] = read_entities(drawer.content)
         return found
 
-    def mentions(
-        self, drawer: Drawer, anchor: date | None, conventions: ReadingConventions
-    ) -> tuple[TimeMention, ...]:
+    def mentions(self, drawer: Drawer, anchor: date | None, conventions: ReadingConventions) -> tuple[TimeMention, ...]:
         """`scan_time_mentions` of the drawer's words against ``anchor`` under ``conventions``."""
         key = (drawer.id, drawer.content, anchor, conventions)
         found = self._mentions.get(key)
