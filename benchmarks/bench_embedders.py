@@ -2,6 +2,7 @@
 
     UNDERCROFT_ONNX_MODEL=… UNDERCROFT_ONNX_TOKENIZER=… python benchmarks/bench_embedders.py locomo OUT_DIR
     UNDERCROFT_ONNX_MODEL=… UNDERCROFT_ONNX_TOKENIZER=… python benchmarks/bench_embedders.py ingest [--limit N]
+    python benchmarks/bench_embedders.py --smoke     # bench-smoke: the ingest timing path on 64 synthetic drawers
 
 ``locomo``: LoCoMo (dev split, the protocol of ``undercroft-bench locomo``) with the hash embedder and with the
 model embedder under several calibrations, in one process. The model's vectors are computed once (a cache
@@ -210,8 +211,12 @@ def _ingest_once(embedder: Embedder, texts: list[str]) -> float:
                 for index, text in enumerate(texts)
             ]
             started = time.perf_counter()
-            store.write(drawers, screening=Screen())
-            return time.perf_counter() - started
+            results = store.write(drawers, screening=Screen())
+            seconds = time.perf_counter() - started
+            created = sum(result.outcome == "created" for result in results)
+            if created != len(texts):
+                raise SystemExit(f"bench_embedders: {created} of {len(texts)} drawers landed")
+            return seconds
 
 
 def ingest(limit: int, rounds: int) -> None:
@@ -238,11 +243,25 @@ def ingest(limit: int, rounds: int) -> None:
         print(f"  {name}: {median:.2f} s, {len(texts) / median:.1f} drawers/s ({median / hash_median:.1f}x hash)")
 
 
+def smoke() -> int:
+    """The ingest timing path end to end on 64 synthetic drawers with the hash embedder (and the model embedders
+    when ``UNDERCROFT_ONNX_MODEL`` is declared); fails when a drawer does not land."""
+    texts = [f"smoke drawer {index}: the lighthouse keeper logs storm number {index}" for index in range(64)]
+    arms: dict[str, Embedder] = {"hash": HashEmbedder()}
+    if os.environ.get("UNDERCROFT_ONNX_MODEL"):
+        arms |= {"onnx": _model("onnx"), "ort-pool-1": _model("ort", 1)}
+    for name, embedder in arms.items():
+        seconds = _ingest_once(embedder, texts)
+        print(f"smoke {name:<11} {len(texts) / seconds:9.0f} drawers/s ({len(texts)} drawers, sealed, one batch)")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     global DATA  # one run, one file: every report records the path it read
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=pathlib.Path, default=DATA, help="the LoCoMo dev split")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--smoke", action="store_true", help="the ingest timing path on synthetic drawers (CI)")
+    commands = parser.add_subparsers(dest="command", required="--smoke" not in argv)
     locomo_command = commands.add_parser("locomo")
     locomo_command.add_argument("out", type=pathlib.Path)
     maxsim_command = commands.add_parser("maxsim")
@@ -252,9 +271,15 @@ def main(argv: list[str]) -> int:
     ingest_command.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args(argv)
     DATA = args.data
+    if args.smoke:
+        return smoke()
     if not os.environ.get("UNDERCROFT_ONNX_MODEL"):
-        print("skip: UNDERCROFT_ONNX_MODEL is not set (see ../shared/data/README.md, 'Models that work offline')")
-        return 0
+        print(
+            "bench_embedders: UNDERCROFT_ONNX_MODEL is not set (see ../shared/data/README.md, 'Models that work "
+            "offline'): nothing measured",
+            file=sys.stderr,
+        )
+        return 1
     if args.command == "locomo":
         locomo(args.out)
     elif args.command == "maxsim":

@@ -62,3 +62,13 @@ def test_the_lint_session_checks_formatting_as_its_docstring_says() -> None:
     lint = noxfile[noxfile.index("def lint(") :].split("\n@nox.session", 1)[0]
     assert '"ruff", "check", "."' in lint
     assert '"ruff", "format", "--check", "."' in lint
+
+
+def test_every_bench_script_takes_smoke() -> None:
+    # `nox -s bench-smoke` runs every benchmarks/bench_*.py with --smoke: a script without it fails CI late.
+    missing = [
+        path.name
+        for path in sorted((ROOT / "benchmarks").glob("bench_*.py"))
+        if '"--smoke"' not in path.read_text(encoding="utf-8")
+    ]
+    assert missing == []
