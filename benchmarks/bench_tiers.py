@@ -31,9 +31,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from undercroft_bench.synth_corpus import Needle, SynthSpec, needle_positions, synth_drawer
-from undercroft_core import Drawer, HashEmbedder, append_drawer_id
-from undercroft_store import DrawerWrite, Palace, Screen, VaultStore
+from undercroft_bench.synth import write_step
+from undercroft_bench.synth_corpus import Needle, SynthSpec
+from undercroft_core import HashEmbedder, append_drawer_id
+from undercroft_store import Palace, VaultStore
 from undercroft_store.search import Searcher, SearchRequest
 from undercroft_store.search.tiers import PQTier, TierOptions
 
@@ -41,38 +42,6 @@ SCOPES = ("unscoped", "wing", "room", "wing+room")
 TIERS = ("full-scan", "pq")
 SMOKE = ["--checkpoints", "1500,3000", "--needles", "4", "--batch", "500", "--maintain", "200"]
 K = 5
-
-
-def _write(
-    store: VaultStore, spec: SynthSpec, start: int, stop: int, first: int, batch: int
-) -> tuple[float, list[Needle]]:
-    needles = needle_positions(spec, start, stop, first)
-    planted: list[Needle] = []
-    spent = 0.0
-    for low in range(start, stop, batch):
-        items = []
-        for index in range(low, min(stop, low + batch)):
-            drawer = synth_drawer(spec, index, needles.get(index))
-            if drawer.needle is not None:
-                planted.append(drawer.needle)
-            items.append(
-                DrawerWrite(
-                    Drawer(
-                        id=append_drawer_id(drawer.wing, drawer.room, index),
-                        content=drawer.text,
-                        wing=drawer.wing,
-                        room=drawer.room,
-                        chunk_index=index,
-                        id_recipe="append",
-                        added_by="bench",
-                        filed_at=drawer.filed_at,
-                    )
-                )
-            )
-        started = time.perf_counter()
-        store.write(items, screening=Screen())
-        spent += time.perf_counter() - started
-    return spent, planted
 
 
 def _request(needle: Needle, scope: str) -> SearchRequest:
@@ -149,7 +118,7 @@ def _maintain(palace: Palace, spec: SynthSpec, start: int, count: int, options: 
     with palace.open_vault("bench", embedder) as store:
         searcher = _searcher(store, "pq", options)
         searcher._drawing_tier()
-        spent, _ = _write(store, spec, start, start + count, 10**9, count)
+        spent, _ = write_step(store, spec, start, start + count, 10**9, count)
         tier = searcher.tier
         assert isinstance(tier, PQTier)
         before = tier.encoded
@@ -196,7 +165,7 @@ def main(argv: list[str]) -> int:
         written = 0
         for target in checkpoints:
             with palace.open_vault("bench", HashEmbedder()) as store:
-                spent, planted = _write(store, spec, written, target, len(needles), args.batch)
+                spent, planted = write_step(store, spec, written, target, len(needles), args.batch)
             needles.extend(planted)
             rate = (target - written) / spent
             written = target

@@ -43,6 +43,7 @@ __all__ = [
     "paging_query",
     "parse_checkpoints",
     "run_scale",
+    "write_step",
 ]
 
 #: The three query shapes measured at every checkpoint.
@@ -181,7 +182,7 @@ def _percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
-def _write_step(
+def write_step(
     store: VaultStore, spec: SynthSpec, start: int, stop: int, first: int, batch: int
 ) -> tuple[float, list[Needle]]:
     """Generate and write drawers ``[start, stop)`` in batches; returns the seconds spent in ``write``."""
@@ -307,7 +308,7 @@ def run_scale(
             try:
                 for target in settings.checkpoints:
                     say(f"synth: writing drawers {written:,}..{target:,}")
-                    spent, planted = _write_step(store, settings.spec, written, target, len(needles), settings.batch)
+                    spent, planted = write_step(store, settings.spec, written, target, len(needles), settings.batch)
                     needles.extend(planted)
                     step, written = target - written, target
                     store.close()
