@@ -174,6 +174,22 @@ COMMANDS: tuple[LazyCommand, ...] = (
         example="undercroft serve-mcp --read-only",
     ),
     LazyCommand(
+        "serve-http",
+        "serving",
+        "serve_http_command",
+        _EVERYDAY,
+        "Serve MCP over HTTP at /mcp (for --vault) and the multi-tenant REST engine at /v1 (every vault).",
+        example="undercroft serve-http --port 8765",
+    ),
+    LazyCommand(
+        "assert-header",
+        "serving",
+        "assert_header_command",
+        _OPERATOR,
+        "Print an X-Vault-Assertion value for VAULT, valid ±120 s (reads UNDERCROFT_ASSERTION_SECRET).",
+        example="undercroft assert-header acme",
+    ),
+    LazyCommand(
         "mcp",
         "commands.mcp_config",
         "mcp_command",

@@ -1,17 +1,27 @@
-"""The commands that start an adapter's server: ``undercroft serve-mcp`` now, ``serve-http`` next.
+"""The commands that start an adapter's server: ``undercroft serve-mcp`` and ``undercroft serve-http``.
 
 The composition root's other half beside ``main``: the one module (with ``main``) that may import an adapter
-package (``undercroft_cli.mcp``), so the click adapters in ``undercroft_cli.commands`` never do.
+package (``undercroft_cli.mcp``, ``undercroft_cli.http``), so the click adapters in ``undercroft_cli.commands``
+never do. ``assert-header`` lives here too: it mints the header the HTTP gate checks, with the gate's code.
 """
 
 from __future__ import annotations
 
+import time
+
 import click
+from undercroft_config import settings
+from undercroft_config.values import is_loopback_host
 from undercroft_store import DEFAULT_VAULT
 
-from undercroft_cli._internal.composition import open_store, pick_embedder
+from undercroft_cli._internal.composition import open_palace, open_store, pick_embedder
+from undercroft_cli.errors import Error
 
-__all__ = ["serve_mcp_command"]
+__all__ = ["assert_header_command", "serve_http_command", "serve_mcp_command"]
+
+
+class ServeRefused(Error):
+    """serve-http will not start as declared (a non-loopback bind without a bearer, an unknown vault)."""
 
 
 @click.command("serve-mcp")
@@ -36,4 +46,72 @@ def serve_mcp_command(vault: str, read_only: bool) -> int:
             if line not in store.healed:  # open_store reported the heals as "healed: …"
                 click.echo(f"unhealed: {line}", err=True)
         serve_stdio(McpDispatcher(ToolSession(store, embedder, read_only=read_only)))
+    return 0
+
+
+@click.command("serve-http")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (non-loopback needs the bearer).")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free one).")
+@click.option("--vault", default=DEFAULT_VAULT, show_default=True, help="The vault POST /mcp serves.")
+@click.option("--read-only", is_flag=True, help="Open every store read-only; /v1 refuses writes, /mcp at the call.")
+def serve_http_command(host: str, port: int, vault: str, read_only: bool) -> int:
+    """Serve MCP over HTTP at /mcp (for --vault) and the multi-tenant REST engine at /v1 (every vault).
+
+    Every route but /healthz and /ui takes Authorization: Bearer $UNDERCROFT_MCP_HTTP_TOKEN, mandatory on a
+    non-loopback bind; with UNDERCROFT_ASSERTION_SECRET set, each request also carries X-Vault-Assertion for
+    the vault it addresses (mint one with undercroft assert-header VAULT).
+    """
+    import anyio
+    import uvicorn
+
+    from undercroft_cli.http import Gate, Service, Tenancy, build_app
+
+    token, secret = settings.http_token(), settings.assertion_secret()
+    if token is None and not is_loopback_host(host):
+        raise ServeRefused(
+            f"refusing to bind {host}: a non-loopback bind needs UNDERCROFT_MCP_HTTP_TOKEN (every request must "
+            "present it); set it, or bind 127.0.0.1"
+        )
+    embedder = pick_embedder()
+    with open_palace(read_only=read_only) as palace:
+        # Open --vault before binding: a tampered or rolled-back vault stops the server (exit 2), like serve-mcp.
+        tenancy = Tenancy(palace, embedder, read_only=read_only, pinned=vault)
+        with tenancy.session(vault) as session:
+            for line in session.store.healed:
+                click.echo(f"healed: {line}", err=True)
+            for line in session.store.unhealed:
+                if line not in session.store.healed:
+                    click.echo(f"unhealed: {line}", err=True)
+        gate = Gate(None if token is None else token.reveal(), None if secret is None else secret.reveal())
+        app = build_app(Service(tenancy, gate, vault))
+        server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
+
+        async def serve() -> None:
+            async with anyio.create_task_group() as group:
+                group.start_soon(server.serve)
+                while not server.started and not server.should_exit:
+                    await anyio.sleep(0.02)
+                if server.started:
+                    bound = server.servers[0].sockets[0].getsockname()
+                    posture = " read-only" if read_only else ""
+                    click.echo(
+                        f"serving{posture} on http://{host}:{bound[1]} (/mcp: vault {vault}; /v1: every vault)",
+                        err=True,
+                    )
+
+        anyio.run(serve)
+        tenancy.close()
+    return 0
+
+
+@click.command("assert-header")
+@click.argument("vault")
+def assert_header_command(vault: str) -> int:
+    """Print an X-Vault-Assertion value for VAULT, valid ±120 s (reads UNDERCROFT_ASSERTION_SECRET)."""
+    from undercroft_cli.http.auth import mint_assertion
+
+    secret = settings.assertion_secret()
+    if secret is None:
+        raise ServeRefused("UNDERCROFT_ASSERTION_SECRET is not set: there is nothing to mint an assertion with")
+    click.echo(mint_assertion(secret.reveal(), vault, time.time()))
     return 0

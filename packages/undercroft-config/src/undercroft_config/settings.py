@@ -27,6 +27,7 @@ from undercroft_config.values import (
 __all__ = [
     "admission",
     "admission_rate",
+    "assertion_secret",
     "audit_ceiling",
     "embedder",
     "force_embedder",
@@ -34,6 +35,7 @@ __all__ = [
     "fusion",
     "fusion_weight",
     "home",
+    "http_token",
     "ivf_min",
     "ivf_nprobe",
     "language",
@@ -187,3 +189,13 @@ def read_audit(env: Env = None) -> ReadAudit:
 def audit_ceiling(env: Env = None) -> int | None:
     """UNDERCROFT_AUDIT_CEILING: the expected chain-height bound, or None."""
     return _typed("UNDERCROFT_AUDIT_CEILING", env, (int, type(None)))
+
+
+def http_token(env: Env = None) -> Secret | None:
+    """UNDERCROFT_MCP_HTTP_TOKEN: the palace-wide bearer of serve-http, or None when undeclared."""
+    return _typed("UNDERCROFT_MCP_HTTP_TOKEN", env, (Secret, type(None)))
+
+
+def assertion_secret(env: Env = None) -> Secret | None:
+    """UNDERCROFT_ASSERTION_SECRET: the per-vault assertion HMAC key, or None (assertions off)."""
+    return _typed("UNDERCROFT_ASSERTION_SECRET", env, (Secret, type(None)))

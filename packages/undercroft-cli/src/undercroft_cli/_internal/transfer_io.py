@@ -32,7 +32,7 @@ from undercroft_cli._internal.transfer_format import (
     unframe_sealed,
 )
 
-__all__ = ["ImportReport", "collect_export", "import_path"]
+__all__ = ["ImportReport", "collect_export", "import_export_bytes", "import_path"]
 
 _ADDED_BY = "cli"
 _BUNDLE_MAGIC = b"UNDERCROFT-BUNDLE-"
@@ -179,7 +179,9 @@ def _import_drawers(
     return moved
 
 
-def _import_export(store: VaultStore, parsed: ExportFile, name: str, report: ImportReport) -> None:
+def _import_export(
+    store: VaultStore, parsed: ExportFile, name: str, report: ImportReport, *, added_by: str = _ADDED_BY
+) -> None:
     declared = parsed.manifest.get("embedder")
     here = pick_embedder().identity.label
     # The hash embedder is deterministic: re-embedding reproduces the exported int8 bytes exactly, where a
@@ -191,7 +193,7 @@ def _import_export(store: VaultStore, parsed: ExportFile, name: str, report: Imp
     vectors: list[Any] = []
     for record in parsed.drawers:
         where = f"{name}: line {record['_line']}"
-        drawers.append(drawer_from_record(record.get("drawer"), added_by=_ADDED_BY, where=where))
+        drawers.append(drawer_from_record(record.get("drawer"), added_by=added_by, where=where))
         embedding = record.get("embedding")
         if same_space and isinstance(embedding, dict):
             codes = np.asarray(embedding.get("codes"), dtype=np.float64)
@@ -256,6 +258,17 @@ def _import_mempalace(store: VaultStore, root: Path, report: ImportReport) -> No
         for item in read_mempalace_export(root)
     ]
     _import_drawers(store, drawers, [None] * len(drawers), report)
+
+
+def import_export_bytes(store: VaultStore, data: bytes, name: str, *, added_by: str) -> ImportReport:
+    """Import an undercroft JSONL export held in memory into the open ``store``, stamped ``added_by``.
+
+    The whole document is parsed before anything is written: a malformed line refuses the import whole.
+    """
+    parsed = parse_export(data, name)
+    report = ImportReport("undercroft-jsonl")
+    _import_export(store, parsed, name, report, added_by=added_by)
+    return report
 
 
 def import_path(path: Path, vault: str, *, identity: str | None, sender: str | None) -> ImportReport:

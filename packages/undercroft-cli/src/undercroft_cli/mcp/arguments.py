@@ -34,6 +34,11 @@ class Arguments:
             expected = ", ".join(sorted(accepted)) or "none"
             raise InvalidArgument(f"{tool}: unknown argument(s) {', '.join(unknown)}; expected: {expected}")
 
+    @property
+    def raw(self) -> dict[str, object]:
+        """The call's arguments as given (already checked for unknown keys)."""
+        return dict(self._raw)
+
     def require(self, keys: tuple[str, ...]) -> None:
         """Refuse the call when any of ``keys`` is absent (before the handler runs, so nothing is half-done)."""
         for key in keys:

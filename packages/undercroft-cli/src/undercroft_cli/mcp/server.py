@@ -15,7 +15,7 @@ from __future__ import annotations
 import errno
 import json
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -173,15 +173,24 @@ def unexpected_reply(failure: Exception) -> ToolReply:
     return ToolReply(f"error: {kind}: {_UNEXPECTED}", is_error=True)
 
 
-def build_server(dispatcher: McpDispatcher) -> Server[Any]:
-    """The SDK's low-level server with the dispatcher behind ``tools/list`` and ``tools/call``."""
+def build_server(
+    dispatcher: McpDispatcher, *, call: Callable[[str, Mapping[str, Any] | None], Awaitable[ToolReply]] | None = None
+) -> Server[Any]:
+    """The SDK's low-level server with the dispatcher behind ``tools/list`` and ``tools/call``.
+
+    ``call`` replaces the synchronous dispatch (the HTTP transport runs each call on a worker thread holding
+    the vault's handle); the gates, the fence and the replies are the dispatcher's either way.
+    """
 
     async def on_list_tools(_context: Any, _params: PaginatedRequestParams | None) -> ListToolsResult:
         return ListToolsResult(tools=dispatcher.list_tools())
 
     async def on_call_tool(_context: Any, params: CallToolRequestParams) -> CallToolResult:
-        # Synchronous on purpose: the store handle is single-threaded and stdio serves one client.
-        reply = dispatcher.call(params.name, params.arguments)
+        # Synchronous on stdio on purpose: the store handle is single-threaded and stdio serves one client.
+        if call is not None:
+            reply = await call(params.name, params.arguments)
+        else:
+            reply = dispatcher.call(params.name, params.arguments)
         return CallToolResult(
             content=[TextContent(type="text", text=reply.text)],
             structured_content=None if reply.structured is None else dict(reply.structured),

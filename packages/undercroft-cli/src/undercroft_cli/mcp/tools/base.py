@@ -46,12 +46,16 @@ UNTRUSTED_NOTICE = (
 
 @dataclass
 class ToolSession:
-    """One server's opened vault, embedder, posture and clock; the searcher is built once, on first use."""
+    """One server's opened vault, embedder, posture, clock and writing surface; the searcher is built once.
+
+    ``surface`` is the handler-stamped ``added_by`` of every write (``mcp`` here, ``v1`` for the REST adapter):
+    the trusted-sources bypass and the rate screen match it, never a writer's claim."""
 
     store: VaultStore
     embedder: Embedder
     read_only: bool = False
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    surface: str = ADDED_BY
     _searcher: Searcher | None = None
 
     @property

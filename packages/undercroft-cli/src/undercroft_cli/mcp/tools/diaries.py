@@ -20,7 +20,7 @@ from undercroft_store.memory.diaries import DIARY_ROOM, diary_agents, diary_wing
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.errors import InvalidArgument
-from undercroft_cli.mcp.tools.base import ADDED_BY, ToolOutput, ToolSession, ToolSpec, drawer_block, integer, string
+from undercroft_cli.mcp.tools.base import ToolOutput, ToolSession, ToolSpec, drawer_block, integer, string
 from undercroft_cli.mcp.tools.drawers import describe_write
 from undercroft_cli.mcp.tools.search import SEARCH_NOTICE
 from undercroft_cli.operations import DRAWER_SCHEMA, WRITE_PROPERTIES, drawer_record
@@ -49,7 +49,7 @@ def _diary_write(session: ToolSession, args: Arguments) -> ToolOutput:
         raise InvalidArgument(f"{args.tool}: argument 'entry' (or its alias 'content') is required")
     try:
         results = session.store.remember(
-            entry, wing=wing, room=room, added_by=ADDED_BY, agent=agent, screening=Screen()
+            entry, wing=wing, room=room, added_by=session.surface, agent=agent, screening=Screen()
         )
     except NothingToRemember:
         raise InvalidArgument(f"{args.tool}: argument 'entry' is empty after normalisation") from None

@@ -29,7 +29,6 @@ from undercroft_store.memory.supersession import Supersession, supersede_drawer
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.errors import InvalidArgument, McpError
 from undercroft_cli.mcp.tools.base import (
-    ADDED_BY,
     ToolOutput,
     ToolSession,
     ToolSpec,
@@ -111,7 +110,7 @@ def _supersede(session: ToolSession, args: Arguments, content: str, old_id: str)
             f"{args.tool}: argument(s) {', '.join(carried)} cannot accompany 'supersedes': a supersession records "
             "the new words with the replaced drawer's wing, room and kind only"
         )
-    link = supersede_drawer(session.store, old.id, content, added_by=ADDED_BY)
+    link = supersede_drawer(session.store, old.id, content, added_by=session.surface)
     return _supersession_landed(session, link, wing=old.wing, room=old.room)
 
 
@@ -141,7 +140,7 @@ def _new_drawer(session: ToolSession, args: Arguments, *, wing: str, room: str, 
         room=room,
         chunk_index=index,
         id_recipe=ID_RECIPE_APPEND,
-        added_by=ADDED_BY,
+        added_by=session.surface,
         filed_at=session.now(),
         source_file=source_file,
         content_date=args.text("content_date"),

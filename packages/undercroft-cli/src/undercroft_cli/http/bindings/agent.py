@@ -1,0 +1,179 @@
+"""The /v1 routes that share their operation with an MCP tool: drawers, search, recall, the graph reads, tunnels.
+
+Each is ``tool_binding(<tool>)`` with the documents' /v1 field names mapped onto the tool's arguments, so the
+route and the tool parse, bound and answer identically. Where the route's documented shape differs (``apply``
+against ``dry_run``, a DELETE that deletes), the difference is stated here, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from undercroft_store.memory.kg.graph import KnowledgeGraph
+from undercroft_store.memory.kg.receipts import fact_receipts
+from undercroft_store.memory.supersession import supersessions
+from undercroft_store.memory.tunnels import follow_tunnel
+
+from undercroft_cli.http.bindings.shapes import jsonable
+from undercroft_cli.http.operations import Binding, Call, Source, tool_binding
+from undercroft_cli.mcp.tools.base import boolean, integer, string
+from undercroft_cli.operations import drawer_record
+
+__all__ = ["AGENT_BINDINGS"]
+
+_V = "/v1/vaults/{id}"
+
+
+def _saved(data: Mapping[str, Any]) -> int:
+    return 202 if data.get("outcome") == "quarantined" else 200
+
+
+def _marked(binding: Binding) -> Binding:
+    """A save whose reply carries ``quarantined: true|false`` beside the outcome (202 when diverted)."""
+    inner = binding.handler
+
+    def run(call: Call) -> dict[str, Any]:
+        data = dict(inner(call))
+        data["quarantined"] = data.get("outcome") == "quarantined"
+        return data
+
+    return Binding(binding.name, binding.properties, run, required=binding.required, status=_saved)
+
+
+def _diary_status(data: Mapping[str, Any]) -> int:
+    results = data.get("results") or []
+    return 202 if results and all(r.get("outcome") == "quarantined" for r in results) else 200
+
+
+def _with(binding: Binding, **fixed: object) -> Binding:
+    """``binding`` with arguments fixed by the route (not advertised, not overridable: sending one is refused)."""
+
+    def run(call: Call) -> Any:
+        call.args = binding.arguments({**call.args.raw, **fixed})
+        return binding.handler(call)
+
+    properties = {k: v for k, v in binding.properties.items() if k not in fixed}
+    return Binding(
+        binding.name, properties, run, binding.required, binding.source, binding.reach, binding.path, binding.status
+    )
+
+
+def _dedup() -> Binding:
+    tool = tool_binding("undercroft_dedup")
+
+    def run(call: Call) -> Any:
+        call.args = tool.arguments({"wing": call.args.text("wing"), "dry_run": not call.args.flag("apply")})
+        return tool.handler(call)
+
+    properties = {
+        "wing": tool.properties["wing"],
+        "apply": boolean("remove the duplicates (default: a dry run that only reports them)"),
+    }
+    return Binding("dedup", properties, run)
+
+
+def _entities(call: Call) -> dict[str, Any]:
+    limit = call.args.integer("limit") or 100
+    offset = call.args.integer("offset") or 0
+    entities = KnowledgeGraph(call.live.store).entities(limit=limit, offset=offset)
+    return {"entities": [jsonable(e) for e in entities], "offset": offset}
+
+
+def _receipts() -> Binding:
+    tool = tool_binding("undercroft_kg_receipts", source=Source.QUERY)
+
+    def run(call: Call) -> Any:
+        if call.args.flag("integrity_only"):
+            return jsonable(fact_receipts(call.live.store, integrity_only=True))
+        call.args = tool.arguments({"problems_only": call.args.flag("problems_only")})
+        return tool.handler(call)
+
+    properties = {
+        **tool.properties,
+        "integrity_only": boolean("answer {ok, checked} alone: one HMAC per fact, no drawer reads"),
+    }
+    return Binding("kg_receipts", properties, run, source=Source.QUERY)
+
+
+def _supersessions(call: Call) -> dict[str, Any]:
+    return {"supersessions": [jsonable(link) for link in supersessions(call.live.store)]}
+
+
+def _tunnel_drawers(call: Call) -> dict[str, Any]:
+    limit = call.args.integer("limit") or 20
+    drawers = follow_tunnel(call.live.store, call.args.required_text("tunnel_id"), limit=limit)
+    return {"drawers": [drawer_record(d, full=False) for d in drawers]}
+
+
+_PAGE = {
+    "limit": integer("at most this many", minimum=1, maximum=1000, default=100),
+    "offset": integer("skip this many", minimum=0, maximum=10_000_000, default=0),
+}
+
+AGENT_BINDINGS: dict[tuple[str, str], Binding] = {
+    ("GET", f"{_V}/stats"): tool_binding("undercroft_status", source=Source.NONE),
+    ("POST", f"{_V}/drawers"): _marked(tool_binding("undercroft_save", rename={"text": "content"})),
+    ("GET", f"{_V}/drawers"): tool_binding("undercroft_list_drawers", source=Source.QUERY),
+    ("GET", f"{_V}/drawers/{{drawer_id}}"): tool_binding(
+        "undercroft_get_drawer", source=Source.NONE, path={"drawer_id": "drawer_id"}
+    ),
+    ("PUT", f"{_V}/drawers/{{drawer_id}}"): tool_binding(
+        "undercroft_update_drawer", rename={"text": "content"}, path={"drawer_id": "drawer_id"}, status=_saved
+    ),
+    ("DELETE", f"{_V}/drawers/{{drawer_id}}"): tool_binding(
+        "undercroft_delete_drawer", source=Source.NONE, path={"drawer_id": "drawer_id"}
+    ),
+    ("POST", f"{_V}/search"): tool_binding("undercroft_search"),
+    ("GET", f"{_V}/taxonomy"): tool_binding("undercroft_get_taxonomy", source=Source.NONE),
+    ("POST", f"{_V}/drawers/check-duplicate"): tool_binding("undercroft_check_duplicate", rename={"text": "content"}),
+    # A DELETE deletes: the tool's dry-run default protects an agent, the REST verb already says what it does.
+    ("DELETE", f"{_V}/drawers"): _with(
+        tool_binding("undercroft_delete_by_source", source=Source.QUERY, rename={"source": "source_file"}),
+        dry_run=False,
+    ),
+    ("POST", f"{_V}/dedup"): _dedup(),
+    ("GET", f"{_V}/kg/stats"): tool_binding("undercroft_kg_stats", source=Source.NONE),
+    ("GET", f"{_V}/kg/entities"): Binding("kg_entities", _PAGE, _entities, source=Source.QUERY),
+    ("GET", f"{_V}/kg/query"): tool_binding("undercroft_kg_query", source=Source.QUERY),
+    ("GET", f"{_V}/kg/timeline"): tool_binding("undercroft_kg_timeline", source=Source.QUERY),
+    ("GET", f"{_V}/kg/receipts"): _receipts(),
+    ("GET", f"{_V}/kg/canonical/{{key}}"): tool_binding(
+        "undercroft_lookup_canonical", source=Source.NONE, path={"key": "key"}
+    ),
+    ("GET", f"{_V}/supersessions"): Binding("supersessions", {}, _supersessions, source=Source.NONE),
+    ("GET", f"{_V}/kg/rel"): tool_binding("undercroft_kg_rel", source=Source.QUERY),
+    ("POST", f"{_V}/tunnels"): tool_binding(
+        "undercroft_create_tunnel",
+        rename={"from": "source_wing", "to": "target_wing", "from_room": "source_room", "to_room": "target_room"},
+    ),
+    ("GET", f"{_V}/tunnels"): tool_binding("undercroft_list_tunnels", source=Source.QUERY),
+    ("GET", f"{_V}/tunnels/traverse"): tool_binding(
+        "undercroft_traverse", source=Source.QUERY, rename={"start": "start_wing", "depth": "max_hops"}
+    ),
+    ("DELETE", f"{_V}/tunnels/{{tid}}"): tool_binding(
+        "undercroft_delete_tunnel", source=Source.NONE, path={"tid": "tunnel_id"}
+    ),
+    ("GET", f"{_V}/tunnels/{{tid}}/drawers"): Binding(
+        "tunnel_drawers",
+        {
+            "tunnel_id": string("the tunnel"),
+            "limit": integer("at most this many drawers", minimum=1, maximum=1000, default=20),
+        },
+        _tunnel_drawers,
+        source=Source.QUERY,
+        path={"tid": "tunnel_id"},
+    ),
+    ("GET", f"{_V}/wake-up"): tool_binding("undercroft_wake_up", source=Source.QUERY),
+    ("POST", f"{_V}/diary"): tool_binding(
+        "undercroft_diary_write", rename={"agent": "agent_name"}, status=_diary_status
+    ),
+    ("GET", f"{_V}/diary"): tool_binding(
+        "undercroft_diary_read", source=Source.QUERY, rename={"agent": "agent_name", "limit": "last_n"}
+    ),
+    ("GET", f"{_V}/diary/agents"): tool_binding("undercroft_list_agents", source=Source.NONE),
+    ("GET", f"{_V}/closets"): tool_binding("undercroft_get_closet_index", source=Source.QUERY),
+    ("GET", f"{_V}/hallways"): tool_binding("undercroft_list_hallways", source=Source.QUERY, rename={"top": "limit"}),
+    ("POST", f"{_V}/verify"): tool_binding("undercroft_verify", source=Source.NONE),
+}
+"""The agent-plane routes, by ``(method, path)``."""

@@ -1,0 +1,303 @@
+"""The /v1 routes MCP deliberately lacks: vault lifecycle, the operator plane, maintenance and portability.
+
+Each calls the store function the CLI command calls (``set_trust``, ``sweep``, ``rotate_vault``…), with its
+arguments declared once here in the operations' shape. Rotation, restore and deletion need the only handle:
+they run with the cached one closed, and answer 409 for the ``--vault`` vault, which ``/mcp`` holds open.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from starlette.responses import Response
+from undercroft_store.errors import VaultInUse
+from undercroft_store.governance.forgetting import forget, verify_forgetting
+from undercroft_store.governance.read_audit import anchor
+from undercroft_store.governance.retention import list_retention, parse_max_age, set_retention, sweep
+from undercroft_store.governance.rulings import allow, deny, list_admissions
+from undercroft_store.integrity.backup import create_backup, list_backups, restore_backup
+from undercroft_store.integrity.history import history
+from undercroft_store.integrity.repair import repair_vault
+from undercroft_store.integrity.rotation import rotate_vault
+from undercroft_store.integrity.witness import check_witness_document, emit_witness
+from undercroft_store.kernel.trust import list_trust, set_trust
+from undercroft_store.memory.kg.authority import declare_authority
+from undercroft_vault.manifest import LEVELS
+
+from undercroft_cli._internal.egress import record_export
+from undercroft_cli._internal.transfer_io import collect_export, import_export_bytes
+from undercroft_cli.http.bindings.shapes import jsonable
+from undercroft_cli.http.errors import HttpRefusal
+from undercroft_cli.http.operations import Binding, Call, Reach, Source
+from undercroft_cli.http.tenancy import SURFACE
+from undercroft_cli.mcp.tools.base import integer, string
+
+__all__ = ["MAX_IMPORT_BODY", "OPERATOR_BINDINGS"]
+
+MAX_IMPORT_BODY = 256 * 1024 * 1024
+"""An import body above 256 MiB is refused whole with 413 (never a prefix imported)."""
+
+_V = "/v1/vaults/{id}"
+_NAME = "1–64 of letters, digits, '.', '_', '-'"
+
+
+def _vault(call: Call) -> str:
+    assert call.vault is not None, "a vault route always names its vault"
+    return call.vault
+
+
+def _not_pinned(call: Call, what: str) -> None:
+    if call.vault == call.tenancy.pinned:
+        raise VaultInUse(
+            f"vault {call.vault!r} is held open behind /mcp by this process (--vault): {what} needs the only handle; "
+            "stop the server and run it from the CLI"
+        )
+
+
+# --- lifecycle ---------------------------------------------------------------------------------------
+def _create(call: Call) -> dict[str, Any]:
+    name = call.args.required_text("id")
+    level = call.args.choice("level") or "sealed"
+    embedder = call.args.text("embedder")
+    if embedder is not None and embedder != "hash":
+        raise HttpRefusal(
+            501 if embedder.startswith("external:") else 400,
+            f"create: embedder {embedder!r}: this build creates vaults on the server's embedder (hash); "
+            "externally-supplied embeddings (external:<name>@<dim>) are not built yet",
+        )
+    with call.tenancy.palace_lock:
+        call.tenancy.palace.create_vault(name, level=level)  # type: ignore[arg-type]  # checked by the enum
+    return {"id": name, "level": level, "created": True}
+
+
+def _list(call: Call) -> dict[str, Any]:
+    with call.tenancy.palace_lock:
+        return {"vaults": call.tenancy.palace.list_vaults()}
+
+
+def _delete(call: Call) -> dict[str, Any]:
+    _not_pinned(call, "deletion")
+    name = _vault(call)
+    with call.tenancy.closed(name), call.tenancy.palace_lock:
+        call.tenancy.palace.status(name)  # VaultNotFound (404) before anything is removed
+        call.tenancy.palace.delete_vault(name)
+    return {"deleted": name}
+
+
+# --- operator plane ----------------------------------------------------------------------------------
+def _backup(call: Call) -> Any:
+    return jsonable(create_backup(call.tenancy.palace, _vault(call), call.tenancy.embedder))
+
+
+def _backups(call: Call) -> dict[str, Any]:
+    return {"backups": [b.to_dict() for b in list_backups(call.tenancy.palace, _vault(call))]}
+
+
+def _restore(call: Call) -> dict[str, Any]:
+    _not_pinned(call, "a restore")
+    name = _vault(call)
+    with call.tenancy.closed(name):
+        report = restore_backup(call.tenancy.palace, name, call.args.required_text("name"), call.tenancy.embedder)
+    return {"restored": call.args.required_text("name"), "verify": jsonable(report)}
+
+
+def _history(call: Call) -> dict[str, Any]:
+    limit = call.args.integer("limit") or 100
+    offset = call.args.integer("offset") or 0
+    records = history(call.live.store, drawer_id=call.args.text("subject"))
+    page = records[offset : offset + limit]
+    following = offset + limit if offset + limit < len(records) else None
+    return {"records": [jsonable(r) for r in page], "total": len(records), "next_offset": following}
+
+
+def _admission_rule(call: Call) -> dict[str, Any]:
+    slot = call.args.required_text("id")
+    verdict = call.args.choice("verdict")
+    ruling = allow(call.live.store, slot) if verdict == "allow" else deny(call.live.store, slot)
+    return ruling.to_dict()
+
+
+def _retention_set(call: Call) -> dict[str, Any]:
+    raw = call.args.raw.get("max_age")
+    if isinstance(raw, bool) or not isinstance(raw, int | str):
+        raise HttpRefusal(400, "retention: argument 'max_age' must be seconds or a duration like 90d, 12h, 2w")
+    seconds = raw if isinstance(raw, int) else parse_max_age(raw)
+    policy = set_retention(call.live.store, call.args.required_text("wing"), call.args.text("room"), max_age=seconds)
+    return policy.to_dict()
+
+
+def _forget(call: Call) -> dict[str, Any]:
+    ids = call.args.raw.get("ids")
+    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
+        raise HttpRefusal(400, "forget: argument 'ids' must be a non-empty array of drawer ids")
+    receipt = forget(call.live.store, ids, reason=call.args.text("reason") or "operator")
+    return receipt.to_dict()
+
+
+def _authority(call: Call) -> dict[str, Any]:
+    change = declare_authority(
+        call.live.store,
+        call.args.required_text("fact_id"),
+        authority_class=call.args.text("authority_class"),
+        review_state=call.args.text("review_state"),
+        canonical_key=call.args.text("canonical_key"),
+    )
+    return {
+        "fact": jsonable(change.fact),
+        "displaced": None if change.displaced is None else jsonable(change.displaced),
+    }
+
+
+def _witness_check(call: Call) -> Any:
+    return jsonable(check_witness_document(call.live.store, call.body))
+
+
+def _verify_forgetting(call: Call) -> Any:
+    return jsonable(verify_forgetting(call.live.store, call.body))
+
+
+# --- maintenance / portability -----------------------------------------------------------------------
+def _repair(call: Call) -> dict[str, Any]:
+    name = _vault(call)
+    with call.tenancy.closed(name):
+        return repair_vault(call.tenancy.palace, name, call.tenancy.embedder).to_dict()
+
+
+def _rotate(call: Call) -> Any:
+    _not_pinned(call, "key rotation")
+    name = _vault(call)
+    with call.tenancy.closed(name):
+        return jsonable(rotate_vault(call.tenancy.palace, name, call.tenancy.embedder))
+
+
+def _export(call: Call) -> Response:
+    store = call.live.store
+    jsonl, counts = collect_export(store)
+    headers = {}
+    if store.read_only:  # a replica cannot append: it serves and says the egress went unaudited
+        headers["X-Undercroft-Warning"] = "read-only engine: this export's egress record was not written"
+    else:  # the record lands before a byte leaves: an export that cannot be audited does not happen
+        record_export(store, surface=SURFACE, recipient=None, counts=counts, digest=hashlib.sha256(jsonl).hexdigest())
+    return Response(jsonl, media_type="application/x-ndjson", headers=headers)
+
+
+def _import(call: Call) -> dict[str, Any]:
+    report = import_export_bytes(call.live.store, call.body, "request body", added_by=SURFACE)
+    filing = report.filing
+    return {
+        "imported": report.drawers,
+        "new": filing.created,
+        "replaced": filing.updated,
+        "unchanged": filing.unchanged,
+        "quarantined": filing.quarantined,
+        "facts": report.facts,
+        "tunnels": report.tunnels,
+        "notes": report.notes,
+    }
+
+
+_PAGE = {
+    "limit": integer("at most this many", minimum=1, maximum=10_000, default=100),
+    "offset": integer("skip this many", minimum=0, maximum=100_000_000, default=0),
+}
+
+OPERATOR_BINDINGS: dict[tuple[str, str], Binding] = {
+    ("POST", "/v1/vaults"): Binding(
+        "create_vault",
+        {
+            "id": string(f"the new vault's id ({_NAME})"),
+            "level": string("sealed (default) or hmac-only", enum=LEVELS, default="sealed"),
+            "embedder": string("hash (default); external:<name>@<dim> is not built yet"),
+        },
+        _create,
+        required=("id",),
+        reach=Reach.PALACE,
+        status=lambda _data: 201,
+    ),
+    ("GET", "/v1/vaults"): Binding("list_vaults", {}, _list, source=Source.NONE, reach=Reach.PALACE),
+    ("DELETE", _V): Binding("delete_vault", {}, _delete, source=Source.NONE, reach=Reach.PALACE),
+    ("POST", f"{_V}/backups"): Binding("backup", {}, _backup, source=Source.NONE),
+    ("GET", f"{_V}/backups"): Binding("backups", {}, _backups, source=Source.NONE),
+    ("POST", f"{_V}/backups/restore"): Binding(
+        "restore", {"name": string("the backup id (GET …/backups)")}, _restore, required=("name",), reach=Reach.PALACE
+    ),
+    ("GET", f"{_V}/history"): Binding(
+        "history", {"subject": string("only records naming this drawer id"), **_PAGE}, _history, source=Source.QUERY
+    ),
+    ("GET", f"{_V}/trust"): Binding(
+        "trust", {}, lambda call: {"trust": [a.to_dict() for a in list_trust(call.live.store)]}, source=Source.NONE
+    ),
+    ("POST", f"{_V}/trust"): Binding(
+        "trust_set",
+        {"wing": string("the wing"), "trust": string("its class", enum=("quarantined", "standard", "trusted"))},
+        lambda call: set_trust(
+            call.live.store, call.args.required_text("wing"), call.args.required_text("trust")
+        ).to_dict(),
+        required=("wing", "trust"),
+    ),
+    ("GET", f"{_V}/admission"): Binding(
+        "admission",
+        {},
+        lambda call: {"queue": [item.to_dict() for item in list_admissions(call.live.store)]},
+        source=Source.NONE,
+    ),
+    ("POST", f"{_V}/admission"): Binding(
+        "admission_rule",
+        {"id": string("the queue entry (GET …/admission)"), "verdict": string("the ruling", enum=("allow", "deny"))},
+        _admission_rule,
+        required=("id", "verdict"),
+    ),
+    ("GET", f"{_V}/retention"): Binding(
+        "retention", {}, lambda call: jsonable(list_retention(call.live.store)), source=Source.NONE
+    ),
+    ("POST", f"{_V}/retention"): Binding(
+        "retention_set",
+        {
+            "wing": string("the wing"),
+            "room": string("one room of it (default: the whole wing)"),
+            "max_age": {"type": ["integer", "string"], "description": "seconds, or a duration such as 90d, 12h, 2w"},
+        },
+        _retention_set,
+        required=("wing", "max_age"),
+    ),
+    ("POST", f"{_V}/retention/sweep"): Binding(
+        "retention_sweep", {}, lambda call: jsonable(sweep(call.live.store)), source=Source.NONE
+    ),
+    ("POST", f"{_V}/forget"): Binding(
+        "forget",
+        {
+            "ids": {"type": "array", "items": {"type": "string"}, "description": "the drawer ids to destroy"},
+            "reason": string("recorded in the attestation (default: operator)"),
+        },
+        _forget,
+        required=("ids",),
+    ),
+    ("POST", f"{_V}/kg/authority"): Binding(
+        "kg_authority",
+        {
+            "fact_id": string("the active fact"),
+            "authority_class": string("its authority class"),
+            "review_state": string("its review state"),
+            "canonical_key": string("the key it answers for lookup_canonical"),
+        },
+        _authority,
+        required=("fact_id",),
+    ),
+    ("GET", f"{_V}/witness"): Binding(
+        "witness", {}, lambda call: json.loads(emit_witness(call.live.store).to_json()), source=Source.NONE
+    ),
+    ("POST", f"{_V}/witness"): Binding("witness_check", {}, _witness_check, source=Source.NONE, reach=Reach.RAW),
+    ("POST", f"{_V}/verify-forgetting"): Binding(
+        "verify_forgetting", {}, _verify_forgetting, source=Source.NONE, reach=Reach.RAW
+    ),
+    ("POST", f"{_V}/repair"): Binding("repair", {}, _repair, source=Source.NONE, reach=Reach.PALACE),
+    ("POST", f"{_V}/anchor"): Binding(
+        "anchor", {}, lambda call: {"behind_by": anchor(call.live.store)}, source=Source.NONE
+    ),
+    ("POST", f"{_V}/rotate"): Binding("rotate", {}, _rotate, source=Source.NONE, reach=Reach.PALACE),
+    ("GET", f"{_V}/export"): Binding("export", {}, _export, source=Source.NONE),
+    ("POST", f"{_V}/import"): Binding("import", {}, _import, source=Source.NONE, reach=Reach.RAW),
+}
+"""The lifecycle, operator-plane and maintenance routes, by ``(method, path)``."""
