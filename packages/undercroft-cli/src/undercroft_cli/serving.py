@@ -67,6 +67,11 @@ def serve_http_command(host: str, port: int, vault: str, read_only: bool) -> int
     from undercroft_cli.http import Gate, Service, Tenancy, build_app
 
     token, secret = settings.http_token(), settings.assertion_secret()
+    if str(settings.retrieval()) == "hnsw":
+        raise ServeRefused(
+            "UNDERCROFT_RETRIEVAL=hnsw is an in-process, single-vault index (one RAM graph per open vault): "
+            "serve-http refuses it; choose pq, or unset it, for a multi-tenant server"
+        )
     if token is None and not is_loopback_host(host):
         raise ServeRefused(
             f"refusing to bind {host}: a non-loopback bind needs UNDERCROFT_MCP_HTTP_TOKEN (every request must "

@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 from undercroft_core.chunking import chunk
 from undercroft_core.drawer import Drawer
+from undercroft_core.embedder import Embedder
 from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id, validate_drawer_id
 from undercroft_core.normalisation import is_blank, normalise
 from undercroft_core.vocabulary import QUARANTINE_WING
@@ -47,7 +48,7 @@ from undercroft_store.kernel.screening import Screen, Screening
 from undercroft_store.kernel.seams import verifier
 from undercroft_store.kernel.trust import Floor, read_floor
 from undercroft_store.kernel.verdict import VerifyReport
-from undercroft_store.kernel.writes import DrawerWrite, WriteResult, delete_drawers, write_drawers
+from undercroft_store.kernel.writes import DrawerWrite, WriteResult, delete_drawers, record_embedder, write_drawers
 from undercroft_store.stats import VaultStats, vault_stats
 
 __all__ = ["EmbeddingMatrix", "VaultStore"]
@@ -142,6 +143,15 @@ class VaultStore:
     def write(self, items: Sequence[DrawerWrite], *, screening: Screening) -> list[WriteResult]:
         """Write a batch through the choke point (`writes.write_drawers`)."""
         return write_drawers(self._live(), items, screening=screening)
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder this handle was opened with (the vault's vector space)."""
+        return self._live().embedder
+
+    def record_embedder(self) -> None:
+        """Record this handle's embedder identity now, before any drawer (see `writes.record_embedder`)."""
+        record_embedder(self._live())
 
     def allocate_append_indices(self, count: int) -> int:
         """Reserve ``count`` unique append indices (for ``append``-recipe ids); returns the first.

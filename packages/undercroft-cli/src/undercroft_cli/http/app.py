@@ -167,4 +167,6 @@ def build_app(service: Service) -> Starlette:
         exception_handlers={404: _not_found, 405: _not_found},
     )
     app.add_middleware(_Gate, service=service)
+    app.state.service = service
+    app.state.tenancy = service.tenancy
     return app
