@@ -135,6 +135,8 @@ def test_a_non_loopback_bind_without_a_bearer_and_a_whitespace_tailed_bearer_ref
     assert bare.returncode == 1 and "UNDERCROFT_MCP_HTTP_TOKEN" in bare.stderr
     tailed = _cli(home, "serve-http", "--port", "0", UNDERCROFT_MCP_HTTP_TOKEN="token-with-newline\n")
     assert tailed.returncode == 1 and "ends in whitespace" in tailed.stderr
+    hnsw = _cli(home, "serve-http", "--port", "0", UNDERCROFT_RETRIEVAL="hnsw")
+    assert hnsw.returncode == 1 and "choose pq" in hnsw.stderr
 
 
 def test_assertions_bind_the_vault_and_the_clock(home: Path) -> None:

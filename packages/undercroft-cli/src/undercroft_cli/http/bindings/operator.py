@@ -29,11 +29,13 @@ from undercroft_store.memory.kg.facts import AUTHORITY_CLASSES, REVIEW_STATES
 from undercroft_vault.manifest import LEVELS
 
 from undercroft_cli._internal.egress import record_export
+from undercroft_cli._internal.transfer_format import parse_export
 from undercroft_cli._internal.transfer_io import collect_export, import_export_bytes
 from undercroft_cli.http.bindings.shapes import jsonable
 from undercroft_cli.http.errors import HttpRefusal
 from undercroft_cli.http.operations import Binding, Call, Reach, Source
 from undercroft_cli.http.tenancy import SURFACE
+from undercroft_cli.mcp.fences import resident_in_quarantine
 from undercroft_cli.mcp.tools.base import integer, string
 
 __all__ = ["MAX_IMPORT_BODY", "OPERATOR_BINDINGS"]
@@ -194,6 +196,17 @@ def _export(call: Call) -> Response:
 
 
 def _import(call: Call) -> dict[str, Any]:
+    store = call.live.store
+    for record in parse_export(call.body, "request body").drawers:
+        body = record.get("drawer")
+        drawer_id = body.get("id") if isinstance(body, dict) else None
+        # A row awaiting a ruling changes only through the ruling: an import must not overwrite the evidence.
+        if isinstance(drawer_id, str) and resident_in_quarantine(store, drawer_id):
+            raise HttpRefusal(
+                400,
+                f"import: line {record['_line']}: {drawer_id} awaits an admission ruling in this vault; "
+                "rule on it (POST …/admission) before importing over it",
+            )
     report = import_export_bytes(call.live.store, call.body, "request body", added_by=SURFACE)
     filing = report.filing
     return {
