@@ -162,8 +162,15 @@ def _authority(call: Call) -> dict[str, Any]:
     }
 
 
-def _witness_check(call: Call) -> Any:
-    return jsonable(check_witness_document(call.live.store, call.body))
+def _witness_check(call: Call) -> dict[str, Any]:
+    """200 ``{"verdict": "extends", …}``; a rollback below the witness is `WitnessFailed` (409, integrity)."""
+    verdict = check_witness_document(call.live.store, call.body)
+    return {
+        "verdict": "extends",
+        "rows_since": verdict.writes_since,
+        "corroboration": verdict.corroboration,
+        "signature": verdict.signature,
+    }
 
 
 def _verify_forgetting(call: Call) -> Any:
