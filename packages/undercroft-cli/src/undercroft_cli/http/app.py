@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from undercroft_cli import __version__
 from undercroft_cli.http.auth import ASSERTION_HEADER, Gate
+from undercroft_cli.http.console import console_asset
 from undercroft_cli.http.errors import error_response, unauthorized
 from undercroft_cli.http.openapi import openapi_document
 from undercroft_cli.http.routes import READ_POSTS, UNGATED
@@ -140,8 +141,9 @@ def build_app(service: Service) -> Starlette:
     async def healthz(_request: Request) -> Response:
         return JSONResponse({"ok": True, "version": __version__, "read_only": service.read_only})
 
-    async def ui(_request: Request) -> Response:
-        return error_response(404, "the admin console (/ui) is not built yet")
+    async def ui(request: Request) -> Response:
+        name = request.url.path.removeprefix("/ui").lstrip("/") or "index.html"
+        return console_asset(name)
 
     async def openapi(_request: Request) -> Response:
         return JSONResponse(openapi_document())
@@ -157,6 +159,8 @@ def build_app(service: Service) -> Starlette:
     routes = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/ui", ui, methods=["GET"]),
+        Route("/ui/console.js", ui, methods=["GET"]),
+        Route("/ui/console.css", ui, methods=["GET"]),
         Route("/v1/openapi.json", openapi, methods=["GET"]),
         Route("/mcp", _McpEndpoint(manager), methods=["GET", "POST", "DELETE"]),
         *v1_routes(service.tenancy, service.gate),
