@@ -18,7 +18,7 @@ from undercroft_cli.parity import CLI_ONLY, PARITY
 from undercroft_core.hash_embedder import HashEmbedder
 from undercroft_store import Palace
 
-_FRAMEWORK = {"/healthz", "/ui", "/v1/openapi.json", "/mcp"}
+_FRAMEWORK = {"/healthz", "/ui", "/ui/console.js", "/ui/console.css", "/v1/openapi.json", "/mcp"}
 
 
 @pytest.fixture
