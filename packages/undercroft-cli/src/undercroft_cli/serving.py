@@ -88,7 +88,10 @@ def serve_http_command(host: str, port: int, vault: str, read_only: bool) -> int
                 if line not in session.store.healed:
                     click.echo(f"unhealed: {line}", err=True)
         gate = Gate(None if token is None else token.reveal(), None if secret is None else secret.reveal())
-        app = build_app(Service(tenancy, gate, vault))
+        service = Service(tenancy, gate, vault, metrics_declared=settings.metrics())
+        if service.metrics_declared:
+            service.metrics = _metrics_sink(per_vault_gauges=secret is None)
+        app = build_app(service)
         server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
 
         async def serve() -> None:
@@ -107,6 +110,21 @@ def serve_http_command(host: str, port: int, vault: str, read_only: bool) -> int
         anyio.run(serve)
         tenancy.close()
     return 0
+
+
+def _metrics_sink(*, per_vault_gauges: bool) -> object | None:
+    """The Prometheus sink, installed as the process's telemetry sink; None without the telemetry extra."""
+    import undercroft_obs
+
+    try:
+        from undercroft_obs.prometheus import PrometheusSink
+    except undercroft_obs.Error as missing:  # TelemetryMissing: /metrics answers 503 naming the extra
+        click.echo(f"warning: {missing}", err=True)
+        return None
+    # Under per-vault isolation the scrape must not enumerate tenants: the vault gauges are suppressed.
+    sink = PrometheusSink(per_vault_gauges=per_vault_gauges)
+    undercroft_obs.install_sink(sink)
+    return sink
 
 
 @click.command("assert-header")

@@ -40,6 +40,7 @@ __all__ = [
     "ivf_nprobe",
     "language",
     "late_top_n",
+    "metrics",
     "passphrase",
     "pool_div",
     "read_audit",
@@ -199,3 +200,8 @@ def http_token(env: Env = None) -> Secret | None:
 def assertion_secret(env: Env = None) -> Secret | None:
     """UNDERCROFT_ASSERTION_SECRET: the per-vault assertion HMAC key, or None (assertions off)."""
     return _typed("UNDERCROFT_ASSERTION_SECRET", env, (Secret, type(None)))
+
+
+def metrics(env: Env = None) -> bool:
+    """UNDERCROFT_METRICS: serve /metrics behind the bearer (telemetry builds)."""
+    return _typed("UNDERCROFT_METRICS", env, bool)

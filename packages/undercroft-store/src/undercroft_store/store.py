@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from types import TracebackType
 
 import numpy as np
+import undercroft_obs as obs
 from numpy.typing import NDArray
 from undercroft_core.chunking import chunk
 from undercroft_core.drawer import Drawer
@@ -21,6 +22,7 @@ from undercroft_core.embedder import Embedder
 from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id, validate_drawer_id
 from undercroft_core.normalisation import is_blank, normalise
 from undercroft_core.vocabulary import QUARANTINE_WING
+from undercroft_obs import names
 from undercroft_vault import Domain, IntegrityFailure
 
 from undercroft_store.errors import (
@@ -132,8 +134,15 @@ class VaultStore:
         self.close()
 
     def stats(self) -> VaultStats:
-        """Records, wings, rooms, chain height and head, size, posture, unhealed, embed failures."""
-        return vault_stats(self._live(), list(self.unhealed))
+        """Records, wings, rooms, chain height and head, size, posture, unhealed, embed failures.
+
+        Each stats read also sets the vault's gauges (drawers, chain height, bytes) on the telemetry sink: a
+        no-op by default; a server under per-vault isolation suppresses them at its sink."""
+        stats = vault_stats(self._live(), list(self.unhealed))
+        obs.set_gauge(names.GAUGE_DRAWERS, stats.drawers, vault=stats.vault)
+        obs.set_gauge(names.GAUGE_AUDIT_CHAIN_HEIGHT, stats.chain_records, vault=stats.vault)
+        obs.set_gauge(names.GAUGE_STORE_BYTES, stats.db_bytes, vault=stats.vault)
+        return stats
 
     def verify(self, *, deep: bool = False) -> VerifyReport:
         """Run every verify leg (a read: nothing is written or re-anchored); ``deep``: full integrity_check."""

@@ -56,7 +56,10 @@ def _in_process(distribution: str, factory: str) -> EmbedderFactory:
 
 
 def _installed(distribution: str) -> bool:
-    return importlib.util.find_spec(distribution) is not None
+    try:
+        return importlib.util.find_spec(distribution) is not None
+    except (ImportError, ValueError):  # a finder that refuses the name: as good as not installed
+        return False
 
 
 #: The in-process model embedders, wired when their distribution is installed.
@@ -79,8 +82,11 @@ _EMBEDDERS: Final[Mapping[Capability, EmbedderFactory]] = {
 _RETRIEVAL_TIERS: Final = (Capability.RETRIEVAL_PQ, Capability.RETRIEVAL_HNSW)
 
 #: What this build has: every component wired above. Rerankers, the fde tier, the admission advisor,
-#: remote indexes and telemetry exporters are not wired yet, so declaring one refuses at start.
-BUILD: Final = Build.of([*_EMBEDDERS, *_RETRIEVAL_TIERS])
+#: remote indexes and the OTLP exporter are not wired yet, so declaring one refuses at start.
+#: /metrics, when the telemetry extra (prometheus-client) is installed; nothing of it is imported here.
+_TELEMETRY: Final = (Capability.TELEMETRY_METRICS,) if _installed("prometheus_client") else ()
+
+BUILD: Final = Build.of([*_EMBEDDERS, *_RETRIEVAL_TIERS, *_TELEMETRY])
 
 
 class EmbedderUnavailable(Error):

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
+import undercroft_obs as obs
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -25,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
+from undercroft_obs import names
 
 from undercroft_cli import __version__
 from undercroft_cli.http.auth import ASSERTION_HEADER, Gate
@@ -58,6 +60,8 @@ class Service:
     tenancy: Tenancy
     gate: Gate
     vault: str
+    metrics_declared: bool = False
+    metrics: Any = None  # the installed PrometheusSink, or None (off, or the telemetry extra is absent)
 
     @property
     def read_only(self) -> bool:
@@ -88,6 +92,7 @@ class _Gate:
             )
         if refusal is not None:
             log.warning("401 on %s %s: %s", method, path, refusal)
+            obs.increment(names.AUTH_REJECTIONS_TOTAL, kind="bearer" if "ssertion" not in refusal else "assertion")
             await unauthorized()(scope, receive, send)
             return
         if self.service.read_only and path.startswith("/v1/") and method not in ("GET", "HEAD"):
@@ -145,6 +150,15 @@ def build_app(service: Service) -> Starlette:
         name = request.url.path.removeprefix("/ui").lstrip("/") or "index.html"
         return console_asset(name)
 
+    async def metrics(_request: Request) -> Response:
+        if not service.metrics_declared:
+            return error_response(404, "/metrics is off: set UNDERCROFT_METRICS=1 to serve it (behind the bearer)")
+        if service.metrics is None:
+            return error_response(503, "/metrics needs the telemetry extra: pip install 'undercroft-cli[telemetry]'")
+        from undercroft_obs.prometheus import EXPOSITION_CONTENT_TYPE
+
+        return Response(service.metrics.render(), media_type=EXPOSITION_CONTENT_TYPE)
+
     async def openapi(_request: Request) -> Response:
         return JSONResponse(openapi_document())
 
@@ -162,6 +176,7 @@ def build_app(service: Service) -> Starlette:
         Route("/ui/console.js", ui, methods=["GET"]),
         Route("/ui/console.css", ui, methods=["GET"]),
         Route("/v1/openapi.json", openapi, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
         Route("/mcp", _McpEndpoint(manager), methods=["GET", "POST", "DELETE"]),
         *v1_routes(service.tenancy, service.gate),
     ]

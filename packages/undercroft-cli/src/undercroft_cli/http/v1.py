@@ -14,9 +14,11 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+import undercroft_obs as obs
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route as StarletteRoute
+from undercroft_obs import names
 
 from undercroft_cli.http.auth import ASSERTION_HEADER, Gate
 from undercroft_cli.http.bindings import BINDINGS, MAX_IMPORT_BODY
@@ -62,10 +64,15 @@ def _endpoint(route: Route, binding: Binding | None, tenancy: Tenancy, gate: Gat
     label = f"{route.method} {route.path}"
 
     async def endpoint(request: Request) -> Response:
+        started = time.perf_counter()
         try:
-            return await _serve(request)
+            response = await _serve(request)
         except Exception as failure:  # noqa: BLE001 -- every failure becomes the doctrine's response
-            return failure_response(failure)
+            response = failure_response(failure)
+        # The route template labels the series, never the raw path: no vault or drawer id reaches /metrics.
+        obs.observe(names.HTTP_REQUEST_DURATION_SECONDS, time.perf_counter() - started, route=route.path)
+        obs.increment(names.HTTP_REQUESTS_TOTAL, route=route.path, status=str(response.status_code))
+        return response
 
     async def _serve(request: Request) -> Response:
         path_params = {key: str(value) for key, value in request.path_params.items()}
