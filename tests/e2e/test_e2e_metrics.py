@@ -5,6 +5,7 @@ what was saved, searched or presented ever in the scrape. Plus the telemetry ext
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
@@ -156,3 +157,28 @@ print("ok")
     )
     ran = subprocess.run([sys.executable, "-c", script], env=_env(home), capture_output=True, text=True, timeout=120)
     assert ran.returncode == 0 and ran.stdout.strip().endswith("ok"), ran.stderr
+
+
+def test_json_logs_are_metadata_only(home: Path) -> None:
+    process, base = _serve(home, UNDERCROFT_LOG="info", UNDERCROFT_LOG_FORMAT="json")
+    with _client(base) as client:
+        client.post("/v1/vaults", json={"id": "acme"})
+        drawer = client.post("/v1/vaults/acme/drawers", json={"text": CONTENT}).json()["id"]
+        client.post("/v1/vaults/acme/search", json={"query": QUERY})
+        with sqlite3.connect(home / "vaults" / "acme" / "vault.db") as connection:
+            connection.execute("UPDATE drawers SET tag = zeroblob(32) WHERE id = ?", (drawer,))
+        assert client.get(f"/v1/vaults/acme/drawers/{drawer}").status_code == 409
+        client.get("/v1/vaults", headers={"Authorization": "Bearer wrong"})
+    process.terminate()
+    assert process.stderr is not None
+    lines = [line for line in process.stderr.read().splitlines() if line.startswith("{")]
+    process.wait(30)
+    events = [json.loads(line) for line in lines]  # every structured line is one JSON object
+    requests = [e for e in events if e["event"] == "http.request"]
+    assert {"/v1/vaults/{id}/drawers", "/v1/vaults/{id}/search"} <= {e["route"] for e in requests}
+    assert all({"time", "level", "surface", "route", "status", "duration_ms"} <= set(e) for e in requests)
+    tamper = [e for e in events if e["event"] == "tamper.detected"]
+    assert tamper and tamper[0]["vault"] == "acme" and tamper[0]["level"] == "warning"
+    emitted = "\n".join(lines)
+    for secret_word in (*CONTENT.split(), *QUERY.split(), drawer, TOKEN):
+        assert secret_word not in emitted, secret_word

@@ -77,6 +77,9 @@ def serve_http_command(host: str, port: int, vault: str, read_only: bool) -> int
             f"refusing to bind {host}: a non-loopback bind needs UNDERCROFT_MCP_HTTP_TOKEN (every request must "
             "present it); set it, or bind 127.0.0.1"
         )
+    from undercroft_obs.logs import configure
+
+    configure(settings.log_filter(), settings.log_format())
     embedder = pick_embedder()
     with open_palace(read_only=read_only) as palace:
         # Open --vault before binding: a tampered or rolled-back vault stops the server (exit 2), like serve-mcp.
