@@ -255,6 +255,14 @@ COMMANDS: tuple[LazyCommand, ...] = (
         example="undercroft retention set scratch --max-age 30d",
     ),
     LazyCommand(
+        "index",
+        "commands.index",
+        "index_group",
+        _OPERATOR,
+        "Remote vector indexes as untrusted accelerators: push a vault's mirror (an audited egress), its status.",
+        example="undercroft index push chroma --vault default",
+    ),
+    LazyCommand(
         "forget",
         "commands.forget",
         "forget_command",
