@@ -14,13 +14,20 @@ from remote_servers import chroma_program, milvus_program, serving_chroma, servi
 
 
 @pytest.fixture(scope="session")
-def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real Chroma server on 127.0.0.1 for the whole session: its base URL."""
+def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """A real Chroma server on 127.0.0.1 for the whole session: its base URL and its data directory."""
     program = chroma_program()
     if program is None:
         pytest.skip("chromadb is not installed (a dev dependency: uv sync --locked installs it)")
-    with serving_chroma(program, tmp_path_factory.mktemp("chroma")) as url:
-        yield url
+    directory = tmp_path_factory.mktemp("chroma")
+    with serving_chroma(program, directory) as url:
+        yield url, directory
+
+
+@pytest.fixture(scope="session")
+def chroma_url(chroma_server: tuple[str, Path]) -> str:
+    """The session's Chroma server's base URL."""
+    return chroma_server[0]
 
 
 @pytest.fixture(scope="session")
