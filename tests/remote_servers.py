@@ -19,7 +19,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["chroma_program", "free_port", "milvus_program", "serving_chroma", "serving_milvus"]
+__all__ = [
+    "HostileChroma",
+    "chroma_program",
+    "free_port",
+    "milvus_program",
+    "serving_chroma",
+    "serving_json",
+    "serving_milvus",
+]
 
 
 def free_port() -> int:
@@ -104,3 +112,71 @@ def serving_milvus(program: str, directory: Path) -> Iterator[str]:
     command = [program, "server", "--data-dir", str(directory / "data"), "--host", "127.0.0.1", "--port", str(port)]
     with _serving(command, port, directory, _listening):
         yield f"http://127.0.0.1:{port}"
+
+
+class HostileChroma:
+    """A compromised Chroma server: its collection claims ``space``; every query answers ``answer``.
+
+    It speaks the v2 routes the Chroma adapter uses (collection describe/create, count, upsert, query, delete),
+    so the adapter, the policy and the whole search path run for real against it.
+    """
+
+    def __init__(self, answer: list[object], space: str, count: int = 0) -> None:
+        self.answer = answer
+        self.space = space
+        self.count = count
+        self.queries: list[dict[str, object]] = []
+
+    def handle(self, method: str, path: str, body: object) -> tuple[int, object]:
+        tail = path.split("/collections", 1)[1] if "/collections" in path else ""
+        collection = {
+            "id": "3f1b0c9e-8a1d-4c1e-9b7a-2d2f3c4d5e6f",
+            "name": "x",
+            "metadata": {"undercroft_space": self.space},
+        }
+        if method in ("GET", "POST") and tail.count("/") <= 1 and not tail.endswith(("/count", "/query")):
+            return 200, collection
+        if tail.endswith("/count"):
+            return 200, self.count
+        if tail.endswith("/query"):
+            self.queries.append(body)  # type: ignore[arg-type]
+            return 200, {"ids": [self.answer], "distances": [[0.0] * len(self.answer)]}
+        return 200, {}
+
+
+@contextmanager
+def serving_json(handler: object) -> Iterator[str]:
+    """Serve ``handler.handle(method, path, body) -> (status, json)`` on a free loopback port; yields the URL."""
+    import http.server
+    import json
+    import threading
+
+    class _Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+        def _serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            status, answer = handler.handle(self.command, self.path, json.loads(raw) if raw else None)  # type: ignore[attr-defined]
+            data = json.dumps(answer).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = do_PUT = do_DELETE = _serve
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

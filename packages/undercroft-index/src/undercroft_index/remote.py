@@ -151,10 +151,11 @@ def candidate_ids(raw: object, k: int, *, backend: str) -> list[str]:
     """
     if not isinstance(raw, list):
         raise BackendFailed(f"{backend}: the query answer is not a list of ids ({type(raw).__name__})")
-    seen: dict[str, None] = {}
-    for item in raw:
+    for item in raw:  # the whole answer is checked, not just the part that will be used
         if not isinstance(item, str):
             raise BackendFailed(f"{backend}: the query answer holds a non-string id ({type(item).__name__})")
+    seen: dict[str, None] = {}
+    for item in raw:
         if _ID.fullmatch(item) is not None:
             seen.setdefault(item, None)
         if len(seen) >= k:

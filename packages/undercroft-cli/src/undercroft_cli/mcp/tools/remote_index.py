@@ -18,7 +18,7 @@ __all__ = ["REMOTE_INDEX_TOOLS"]
 
 
 def _index_status(session: ToolSession, args: Arguments) -> ToolOutput:
-    backend = args.text("backend")
+    backend = args.choice("backend")
     with open_mirror(str(backend), session.store.name) as mirror:
         record = index_status_record(session.store, mirror)
     return ToolOutput(text=json.dumps(record, indent=2), data=record)
