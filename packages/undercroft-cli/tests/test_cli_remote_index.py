@@ -199,3 +199,19 @@ def test_the_mcp_tool_reports_the_mirror(chroma_env, fresh_home: Path) -> None:
         after = McpDispatcher(ToolSession(store, HashEmbedder())).call("undercroft_index_status", {"backend": "chroma"})
     assert after.structured["remote_records"] == 4 and after.structured["in_step"] is True
     assert "Mirabelle" not in after.text
+
+
+def test_push_and_search_through_a_real_milvus_lite_server(cli_run, milvus_url: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The same round trip over gRPC: ``milvus-lite server`` on loopback, reached through UNDERCROFT_MILVUS_URL."""
+    monkeypatch.setenv("UNDERCROFT_MILVUS_URL", milvus_url)
+    for text, wing, room in NOTES:
+        assert cli_run("remember", text, "--wing", wing, "--room", room)[0] == 0
+    assert _json(cli_run, "index", "status", "milvus")["remote_records"] is None
+    assert _json(cli_run, "index", "push", "milvus", "--drop")["pushed"] == 4
+    assert _json(cli_run, "index", "status", "milvus")["in_step"] is True
+    for query in ("restart the queue workers", "what does the cat eat"):
+        remote = _json(cli_run, "search", query, "--backend", "milvus", "-n", "2")
+        local = _json(cli_run, "search", query, "-n", "2")
+        assert [h["id"] for h in remote["hits"]] == [h["id"] for h in local["hits"]] and remote["hits"]
+    scoped = _json(cli_run, "search", "salmon", "--backend", "milvus", "--wing", "home")
+    assert {h["wing"] for h in scoped["hits"]} == {"home"}

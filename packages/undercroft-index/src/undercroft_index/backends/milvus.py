@@ -21,6 +21,8 @@ from undercroft_index.remote import MirrorInfo, MirrorRecord, candidate_ids, che
 
 __all__ = ["MAX_CONTENT_CHARS", "MilvusIndex"]
 
+_MAX_ANSWER_BYTES = 16 * 1024 * 1024
+
 #: Milvus's VARCHAR bound; a drawer's base64 at-rest content above it is refused, not truncated.
 MAX_CONTENT_CHARS = 65535
 
@@ -45,7 +47,13 @@ class MilvusIndex:
     def connect(cls, endpoint: Endpoint, *, token: str | None = None, timeout: float = 10.0) -> MilvusIndex:
         """A Milvus server at ``endpoint`` (re-policed here; TLS verified against its pin when declared)."""
         endpoint = police(endpoint.url, variable=endpoint.variable, pin=endpoint.pin)
-        options: dict[str, object] = {"uri": endpoint.origin, "timeout": timeout}
+        options: dict[str, object] = {
+            "uri": endpoint.origin,
+            "timeout": timeout,
+            # gRPC would otherwise take a proxy from http(s)_proxy/grpc_proxy (the policy takes none from the
+            # environment), and read answers of any size (the REST backends are bounded too).
+            "grpc_options": {"grpc.enable_http_proxy": 0, "grpc.max_receive_message_length": _MAX_ANSWER_BYTES},
+        }
         if token:
             options["token"] = token
         if endpoint.scheme == "https":
