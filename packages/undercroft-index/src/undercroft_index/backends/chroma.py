@@ -74,7 +74,8 @@ class ChromaIndex:
             {
                 "name": collection,
                 "metadata": {"undercroft_space": space},
-                "configuration": {"hnsw": {"space": "cosine"}},
+                # ef_search above the largest k a search asks for (hydration: 256 and up), or HNSW answers short.
+                "configuration": {"hnsw": {"space": "cosine", "ef_search": 1024, "ef_construction": 200}},
                 "get_or_create": True,
             },
         )
