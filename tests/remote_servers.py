@@ -161,7 +161,7 @@ def serving_json(handler: object) -> Iterator[str]:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
             status, answer = handler.handle(self.command, self.path, json.loads(raw) if raw else None)  # type: ignore[attr-defined]
-            data = json.dumps(answer).encode()
+            data = b"" if answer is None else json.dumps(answer).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))

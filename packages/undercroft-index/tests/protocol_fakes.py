@@ -10,12 +10,9 @@ not a test against the servers themselves; docs/remote-index.md says so.
 
 from __future__ import annotations
 
-import http.server
 import json
 import re
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -166,40 +163,11 @@ class FakeWeaviate:
         return 400, {"error": [{"message": f"unexpected {method} {path}"}]}
 
 
-class _Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+def serving(fake: Any) -> AbstractContextManager[str]:
+    """Serve ``fake`` on a free loopback port (tests/remote_servers.serving_json); yields its base URL."""
+    from remote_servers import serving_json  # tests/ is on sys.path (the root conftest)
 
-    def log_message(self, format: str, *args: object) -> None:
-        return
-
-    def _serve(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        status, answer = self.server.fake.handle(self.command, self.path, json.loads(raw) if raw else None)  # type: ignore[attr-defined]
-        data = b"" if answer is None else json.dumps(answer).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    do_GET = do_POST = do_PUT = do_DELETE = _serve
-
-
-@contextmanager
-def serving(fake: Any) -> Iterator[str]:
-    """Serve ``fake`` on a free loopback port; yields its base URL."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    server.daemon_threads = True
-    server.fake = fake  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    return serving_json(fake)
 
 
 class FakePgConnection:
