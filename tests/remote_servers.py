@@ -105,12 +105,31 @@ def serving_chroma(program: str, directory: Path) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
 
 
+def _milvus_ready(port: int) -> bool:
+    """The gRPC service answers (a listening socket comes first; the service a moment later under load)."""
+    if not _listening(port):
+        return False
+    from pymilvus import MilvusClient
+
+    try:
+        client = MilvusClient(uri=f"http://127.0.0.1:{port}", timeout=5)
+    except Exception:  # noqa: BLE001 - not answering yet, whatever pymilvus calls it
+        return False
+    try:
+        client.list_collections()
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+    finally:
+        client.close()
+
+
 @contextmanager
 def serving_milvus(program: str, directory: Path) -> Iterator[str]:
-    """Run ``milvus-lite server`` on a free loopback port; yields its URL."""
+    """Run ``milvus-lite server`` on a free loopback port; yields its URL once its gRPC service answers."""
     port = free_port()
     command = [program, "server", "--data-dir", str(directory / "data"), "--host", "127.0.0.1", "--port", str(port)]
-    with _serving(command, port, directory, _listening):
+    with _serving(command, port, directory, _milvus_ready):
         yield f"http://127.0.0.1:{port}"
 
 

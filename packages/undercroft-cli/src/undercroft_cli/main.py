@@ -259,7 +259,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "commands.index",
         "index_group",
         _OPERATOR,
-        "Remote vector indexes as untrusted accelerators: push a vault's mirror (an audited egress), its status.",
+        "Remote vector indexes (untrusted accelerators): push a vault's mirror, compare it with the vault.",
         example="undercroft index push chroma --vault default",
     ),
     LazyCommand(
