@@ -100,7 +100,7 @@ def test_the_configuration_reference_is_rendered_for_this_build() -> None:
         ),
         ("UNDERCROFT_RERANKER", "colbert", "this build has no colbert late-interaction reranker"),
         ("UNDERCROFT_ADMISSION_LLM", "advisory", "this build has no LLM admission advisor"),
-        ("UNDERCROFT_QDRANT_URL", "https://index.example:6333", "this build has no Qdrant remote index backend"),
+        ("UNDERCROFT_OTLP_ENDPOINT", "https://otel.example:4318", "this build has no OTLP trace exporter"),
         ("UNDERCROFT_QDRANT_URL", "http://evil.example:6333", "cleartext http to the non-loopback host"),
         ("UNDERCROFT_EMBED_DIM", "0", "0 is out of range"),
         ("UNDERCROFT_ADMISSION_LLM", "garbage", "not one of the legal values"),

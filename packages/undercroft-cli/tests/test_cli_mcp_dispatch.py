@@ -182,7 +182,9 @@ def test_the_fence_refuses_ids_of_drawers_resident_in_quarantine(
         ("undercroft_search", {"query": "x", "ranked_at": "2024-05-01T00:00"}, "has no timezone"),
         ("undercroft_search", {"query": "x", "calendar": "mayan"}, "argument 'calendar' must be one of"),
         ("undercroft_delete_by_source", {"source_file": "a", "dry_run": "yes"}, "must be a boolean, got str"),
-        ("undercroft_index_status", {}, "unknown tool: undercroft_index_status"),
+        ("undercroft_index_status", {}, "argument 'backend' is required"),
+        ("undercroft_index_status", {"backend": "redis"}, "argument 'backend' must be one of"),
+        ("undercroft_no_such_tool", {}, "unknown tool: undercroft_no_such_tool"),
     ],
 )
 def test_bad_input_is_refused_with_a_precise_message(

@@ -9,7 +9,7 @@ import anyio
 import pytest
 from mcp.client import Client
 from undercroft_cli.mcp import OPERATOR_ONLY, PENDING, READ, TOOLS, WRITE, McpDispatcher, ToolSession, build_server
-from undercroft_cli.mcp.inventory import TOOL_PREFIX, advertised_names
+from undercroft_cli.mcp.inventory import TOOL_PREFIX, advertised_names, entry
 from undercroft_cli.mcp.server import SERVER_INSTRUCTIONS
 from undercroft_cli.mcp.tools import TEXT_OUTPUT, UNTRUSTED_NOTICE, ToolSpec, registry
 from undercroft_core import HashEmbedder
@@ -70,8 +70,9 @@ def test_the_live_tools_list_matches_the_inventory_in_both_directions(store: Vau
     assert live | set(PENDING) == {t.name for t in TOOLS}
 
 
-def test_only_index_status_waits_and_it_says_for_what() -> None:
-    assert PENDING == {"undercroft_index_status": "remote vector mirrors wired into the store"}
+def test_nothing_waits_any_more_the_whole_inventory_is_served() -> None:
+    assert PENDING == {} and advertised_names() == {t.name for t in TOOLS} and len(advertised_names()) == 38
+    assert entry("undercroft_index_status").read_only  # the last pending tool landed as a read
 
 
 def test_every_pending_entry_names_what_it_waits_for() -> None:
@@ -96,7 +97,10 @@ def test_a_tool_without_an_inventory_line_fails_the_build(store: VaultStore) -> 
         McpDispatcher(ToolSession(store, HashEmbedder()), {rogue.name: rogue})
 
 
-def test_a_tool_still_marked_pending_cannot_be_served(store: VaultStore) -> None:
+def test_a_tool_still_marked_pending_cannot_be_served(store: VaultStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    from undercroft_cli.mcp import server
+
+    monkeypatch.setitem(server.PENDING, "undercroft_index_status", "a capability that has not landed")
     early = ToolSpec("undercroft_index_status", "a stub", {}, lambda session, args: "")
     with pytest.raises(RuntimeError, match="still marked pending"):
         McpDispatcher(ToolSession(store, HashEmbedder()), {early.name: early})

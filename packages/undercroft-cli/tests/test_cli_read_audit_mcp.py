@@ -33,11 +33,30 @@ Furnished = dict[str, str]
 Arguments = Callable[[Furnished], dict[str, object]]
 
 
+class _NoMirror:
+    """A Chroma-shaped server that holds no collection: index status answers "no mirror" (counts only)."""
+
+    def handle(self, method: str, path: str, body: object) -> tuple[int, object]:
+        return 404, {"error": "NotFoundError", "message": "Collection does not exist"}
+
+
+@pytest.fixture(scope="module")
+def no_mirror() -> Iterator[str]:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests"))
+    from remote_servers import serving_json
+
+    with serving_json(_NoMirror()) as url:
+        yield url
+
+
 @pytest.fixture(autouse=True)
-def chain(monkeypatch: pytest.MonkeyPatch) -> None:
+def chain(monkeypatch: pytest.MonkeyPatch, no_mirror: str) -> None:
     for name in [n for n in os.environ if n.startswith("UNDERCROFT_")]:
         monkeypatch.delenv(name)
     monkeypatch.setenv("UNDERCROFT_READ_AUDIT", "chain")
+    monkeypatch.setenv("UNDERCROFT_CHROMA_URL", no_mirror)
 
 
 def _reads(palace: Palace) -> list[str]:
@@ -168,6 +187,7 @@ CASES: list[tuple[str, str, Arguments, list[str]]] = [
     ("history", "undercroft_history", lambda f: {}, NONE),
     ("history of a drawer", "undercroft_history", lambda f: {"drawer_id": f["car"]}, NONE),
     ("erasure receipt", "undercroft_check_erasure_receipt", lambda f: {"attestation": f["receipt"]}, NONE),
+    ("index status", "undercroft_index_status", lambda f: {"backend": "chroma"}, NONE),  # counts, never content
 ]  # fmt: skip
 
 

@@ -271,6 +271,14 @@ COMMANDS: tuple[LazyCommand, ...] = (
         example="undercroft retention set scratch --max-age 30d",
     ),
     LazyCommand(
+        "index",
+        "commands.index",
+        "index_group",
+        _OPERATOR,
+        "Remote vector indexes (untrusted accelerators): push a vault's mirror, compare it with the vault.",
+        example="undercroft index push chroma --vault default",
+    ),
+    LazyCommand(
         "forget",
         "commands.forget",
         "forget_command",

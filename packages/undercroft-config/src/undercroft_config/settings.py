@@ -13,6 +13,7 @@ from undercroft_config._internal.catalog_engine import LANGUAGES
 from undercroft_config.resolution import value
 from undercroft_config.values import (
     Admission,
+    CaPin,
     Embedder,
     Fusion,
     Off,
@@ -36,6 +37,8 @@ __all__ = [
     "fusion_weight",
     "home",
     "http_token",
+    "index_ca",
+    "index_location",
     "ivf_min",
     "ivf_nprobe",
     "language",
@@ -217,3 +220,31 @@ def log_filter(env: Env = None) -> str | None:
 def log_format(env: Env = None) -> str:
     """UNDERCROFT_LOG_FORMAT: ``text`` (default) or ``json``."""
     return _typed("UNDERCROFT_LOG_FORMAT", env, str)
+#: The remote-index backends and the declaration that locates each.
+_INDEX_VARIABLES = {
+    "chroma": "UNDERCROFT_CHROMA_URL",
+    "milvus": "UNDERCROFT_MILVUS_URL",
+    "qdrant": "UNDERCROFT_QDRANT_URL",
+    "pgvector": "UNDERCROFT_PGVECTOR_DSN",
+    "weaviate": "UNDERCROFT_WEAVIATE_URL",
+}
+
+
+def index_location(backend: str, env: Env = None) -> tuple[str, str | None]:
+    """``(variable, value)`` locating a remote-index backend: its URL (pgvector: the DSN), None when unset.
+
+    The value is only syntax-checked here (TLS or loopback; sslmode off loopback); the client that uses it
+    polices it again through undercroft_net.
+    """
+    variable = _INDEX_VARIABLES.get(backend)
+    if variable is None:
+        raise KeyError(f"no remote-index backend {backend!r}")
+    resolved = value(variable, env)
+    if resolved is None:
+        return variable, None
+    return variable, resolved.reveal() if isinstance(resolved, Secret) else str(resolved)
+
+
+def index_ca(env: Env = None) -> CaPin | None:
+    """UNDERCROFT_INDEX_CA: the pin every remote-index connection verifies against, or None (public roots)."""
+    return _typed("UNDERCROFT_INDEX_CA", env, (CaPin, type(None)))

@@ -1,6 +1,6 @@
 """Typed errors of `undercroft_index`."""
 
-__all__ = ["Error", "IndexRefused"]
+__all__ = ["BackendFailed", "Error", "IndexRefused", "MirrorMismatch"]
 
 
 class Error(Exception):
@@ -12,3 +12,14 @@ class Error(Exception):
 
 class IndexRefused(Error):
     """Input an index cannot take: a wrong shape, a non-finite value, an artifact of the wrong geometry."""
+
+
+class BackendFailed(Error):
+    """A remote index failed or answered something unusable (unreachable, timed out, malformed): exit 1.
+
+    Never an integrity verdict: nothing a backend says is believed, so it cannot produce one.
+    """
+
+
+class MirrorMismatch(Error):
+    """A mirror exists but was pushed from another embedding space, or a collection holds another space."""

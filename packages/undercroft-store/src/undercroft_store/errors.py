@@ -31,7 +31,9 @@ __all__ = [
     "InvalidDrawer",
     "InvalidVaultName",
     "ManifestTampered",
+    "MirrorUnavailable",
     "NothingToRemember",
+    "PlaintextPushRefused",
     "ReadOnlyStore",
     "RecordTampered",
     "RotationInProgress",
@@ -154,3 +156,13 @@ class BackupMismatch(Error):
 class DatabaseMalformed(StoreIntegrityError):
     """vault.db's bytes are not what this build writes: text that is not UTF-8, a schema object whose SQL is
     not this build's, or a schema SQLite cannot even report (tampering or the disk; never a version skew)."""
+
+
+class MirrorUnavailable(Error):
+    """A remote-index request cannot be served: no mirror was pushed, it holds another embedding space, the
+    backend failed, or a push was refused (plaintext not permitted). A run failure (exit 1): a remote index is
+    an untrusted accelerator, so nothing it does or fails to do is an integrity verdict."""
+
+
+class PlaintextPushRefused(MirrorUnavailable, InvalidInput):
+    """``index push`` of an hmac-only vault without ``--allow-plaintext``: its at-rest content IS the plaintext."""

@@ -9,6 +9,11 @@ inside its factory, when the declaration asks for it: ``import undercroft_cli.ma
 onnxruntime, and the store never imports a model distribution — it receives the object built here. `start_up` runs
 the start-up resolver over it: every entry point (each command, serve-mcp) and `config check` read the
 same `BUILD` through the same `undercroft_config.check`, so they cannot disagree.
+
+The remote indexes (`open_mirror`) are built here too: the backend ``UNDERCROFT_<NAME>_URL`` (pgvector:
+``UNDERCROFT_PGVECTOR_DSN``) locates, through `undercroft_index.open_backend` — every URL policed by
+undercroft_net, ``UNDERCROFT_INDEX_CA`` the only roots when declared — handed to the store as a `Mirror`.
+The store never reads a backend declaration.
 """
 
 from __future__ import annotations
@@ -26,13 +31,17 @@ from undercroft_core.embedder import Embedder
 from undercroft_core.external_embedder import EXTERNAL_PREFIX, ExternalEmbedder
 from undercroft_core.hash_embedder import HashEmbedder
 from undercroft_store import Palace, VaultNotFound, VaultStore
+from undercroft_store.kernel.mirror import Mirror
 
 from undercroft_cli.errors import Error
 
 __all__ = [
     "BUILD",
+    "INDEX_BACKENDS",
     "EmbedderUnavailable",
+    "MirrorNotDeclared",
     "check_environment",
+    "open_mirror",
     "open_palace",
     "open_reader",
     "open_store",
@@ -81,16 +90,30 @@ _EMBEDDERS: Final[Mapping[Capability, EmbedderFactory]] = {
 #: The candidate tiers the store's searcher builds (`undercroft_store.search.tiers`); fde is not built yet.
 _RETRIEVAL_TIERS: Final = (Capability.RETRIEVAL_PQ, Capability.RETRIEVAL_HNSW)
 
-#: What this build has: every component wired above. Rerankers, the fde tier, the admission advisor,
-#: remote indexes and the OTLP exporter are not wired yet, so declaring one refuses at start.
+#: The remote-index backends `open_mirror` builds (undercroft_index). Milvus and pgvector need their
+#: client (the undercroft-index ``milvus`` / ``pgvector`` extras): wired only when it is installed.
+INDEX_BACKENDS: Final = ("chroma", "milvus", "qdrant", "pgvector", "weaviate")
+_INDEX_CLIENTS: Final = {"milvus": "pymilvus", "pgvector": "psycopg"}
+_INDEXES: Final = tuple(
+    Capability(f"index/{name}")
+    for name in INDEX_BACKENDS
+    if name not in _INDEX_CLIENTS or _installed(_INDEX_CLIENTS[name])
+)
+
 #: /metrics, when the telemetry extra (prometheus-client) is installed; nothing of it is imported here.
 _TELEMETRY: Final = (Capability.TELEMETRY_METRICS,) if _installed("prometheus_client") else ()
 
-BUILD: Final = Build.of([*_EMBEDDERS, *_RETRIEVAL_TIERS, *_TELEMETRY])
+#: What this build has: every component wired above. Rerankers, the fde tier, the admission advisor and
+#: the OTLP exporter are not wired yet, so declaring one refuses at start.
+BUILD: Final = Build.of([*_EMBEDDERS, *_RETRIEVAL_TIERS, *_INDEXES, *_TELEMETRY])
 
 
 class EmbedderUnavailable(Error):
     """The declared embedder is not built into this increment of the CLI."""
+
+
+class MirrorNotDeclared(Error):
+    """A remote-index command names a backend this environment does not locate (or cannot reach)."""
 
 
 def check_environment(env: Mapping[str, str] | None = None) -> CheckReport:
@@ -163,3 +186,32 @@ def open_reader(vault: str) -> AbstractContextManager[VaultStore]:
     the handle is writable then. Garbage in the declaration refuses here, before anything is opened.
     """
     return open_store(vault, read_only=str(settings.read_audit()) != "chain")
+
+
+@contextmanager
+def open_mirror(backend: str, vault: str, env: Mapping[str, str] | None = None) -> Iterator[Mirror]:
+    """The mirror of ``vault`` on ``backend``, located by its declaration; the connection closes on exit.
+
+    An undeclared backend, a client that is not installed or a URL the transport policy refuses is
+    `MirrorNotDeclared` (exit 1), before anything is sent.
+    """
+    if backend not in INDEX_BACKENDS:
+        raise MirrorNotDeclared(f"unknown backend {backend!r}: one of {', '.join(INDEX_BACKENDS)}")
+    environment = os.environ if env is None else env
+    variable, location = settings.index_location(backend, environment)
+    if location is None:
+        raise MirrorNotDeclared(f"{variable} is not set: declare where the {backend} server is (TLS, or loopback http)")
+    import undercroft_index  # the backends (and httpx) load only for a remote-index command
+    from undercroft_net import Error as TransportError
+    from undercroft_net import load_pin
+
+    declared = settings.index_ca(environment)
+    try:
+        pin = None if declared is None else load_pin(declared.path, variable="UNDERCROFT_INDEX_CA")
+        index = undercroft_index.open_backend(backend, location, variable=variable, pin=pin)
+    except (undercroft_index.Error, TransportError) as error:
+        raise MirrorNotDeclared(str(error)) from None
+    try:
+        yield Mirror.of(index, vault)
+    finally:
+        index.close()

@@ -8,9 +8,10 @@ from pathlib import Path
 import click
 from undercroft_store import DEFAULT_VAULT
 from undercroft_store.governance.forgetting import forget, verify_forgetting
+from undercroft_store.governance.index_push import forget_remote
 from undercroft_vault import SigningIdentity, parse_signing_identity
 
-from undercroft_cli._internal.composition import open_store
+from undercroft_cli._internal.composition import INDEX_BACKENDS, open_mirror, open_store
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
 from undercroft_cli._internal.private_file import reserve_output
 from undercroft_cli.operations import erasure_record
@@ -29,12 +30,27 @@ def load_signer(path: Path | None) -> SigningIdentity | None:
 @click.option("--reason", default="operator", show_default=True)
 @click.option("--sign", "sign", type=click.Path(dir_okay=False, path_type=Path), help="signing identity file")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="write the receipt here")
-def forget_command(ids: tuple[str, ...], vault: str, reason: str, sign: Path | None, out: Path | None) -> int:
+@click.option(
+    "--backend",
+    "backends",
+    multiple=True,
+    type=click.Choice(INDEX_BACKENDS),
+    help="Delete the drawers from this remote mirror too (before the local erasure; repeatable).",
+)
+def forget_command(
+    ids: tuple[str, ...], vault: str, reason: str, sign: Path | None, out: Path | None, backends: tuple[str, ...]
+) -> int:
     """Destroy drawers through the audit chain and print the erasure receipt."""
     signer = load_signer(sign)
     # Reserve --out before anything is destroyed: a bad path must not cost the receipt of a done erasure.
     with reserve_output(out) as output:
         with open_store(vault) as store:
+            # Remote first: a mirror that refuses leaves the vault untouched (forget is not retried once done),
+            # while a mirror that lost ids the vault still holds is healed by the next push.
+            for backend in backends:
+                with open_mirror(backend, vault) as mirror:
+                    forget_remote(mirror, list(ids))
+                click.echo(f"deleted {len(ids)} id(s) from the {backend} mirror", err=True)
             receipt = forget(store, list(ids), signer=signer, reason=reason)
         if signer is not None:
             signer.wipe()

@@ -19,7 +19,7 @@ from undercroft_core.language import CALENDARS, DATE_ORDERS, LANGUAGES, WEEK_STA
 from undercroft_store import DEFAULT_VAULT
 from undercroft_store.search import Searcher, SearchHit, SearchRequest, SearchResult
 
-from undercroft_cli._internal.composition import open_reader, open_store
+from undercroft_cli._internal.composition import INDEX_BACKENDS, open_mirror, open_reader, open_store
 from undercroft_cli.operations import (
     ValueRefused,
     no_hits_line,
@@ -115,6 +115,13 @@ def _instant(value: str | None) -> datetime | None:
 @click.option("--when-from-query", is_flag=True, help="Read the date window out of the query.")
 @click.option("--as-of", default=None, help="Report each hit's elapsed days up to this date (YYYY-MM-DD).")
 @click.option("--vector", default=None, help="The query's embedding as a JSON array (external:<name>@<dim> vaults).")
+@click.option(
+    "--backend",
+    type=click.Choice(("local", *INDEX_BACKENDS)),
+    default="local",
+    show_default=True,
+    help="Draw candidate ids from a remote mirror (each re-verified and re-scored locally; see index push).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def search_command(
     query: str,
@@ -135,6 +142,7 @@ def search_command(
     when_from_query: bool,
     as_of: str | None,
     vector: str | None,
+    backend: str,
     as_json: bool,
 ) -> int:
     """Search QUERY in a vault (hybrid: cosine + BM25 + recency, every hit HMAC-verified)."""
@@ -154,11 +162,18 @@ def search_command(
         conventions=reading_conventions(language, date_order, week_start, calendar),
         query_vector=None if vector is None else _vector(vector),
     )
-    # The pq tier keeps its sealed code rows in the vault: a writable handle persists what it builds, so the
-    # next search loads the codes instead of training again (a read-only one builds in RAM only).
-    opened = open_store(vault) if str(settings.retrieval()) == "pq" else open_reader(vault)
-    with opened as store:
-        result = Searcher.from_settings(store, store.embedder).search(request)
+    if backend != "local":
+        if room_cap is not None:
+            # The remote path does not apply a room cap: a declaration it cannot honour must not look honoured.
+            raise click.BadParameter("a room cap is not applied through a remote backend; drop --room-cap or --backend")
+        with open_mirror(backend, vault) as mirror, open_reader(vault) as store:
+            result = Searcher.from_settings(store, store.embedder, mirror=mirror).search(request)
+    else:
+        # The pq tier keeps its sealed code rows in the vault: a writable handle persists what it builds, so the
+        # next search loads the codes instead of training again (a read-only one builds in RAM only).
+        opened = open_store(vault) if str(settings.retrieval()) == "pq" else open_reader(vault)
+        with opened as store:
+            result = Searcher.from_settings(store, store.embedder).search(request)
     if as_json:
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
     else:

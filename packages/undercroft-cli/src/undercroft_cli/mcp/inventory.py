@@ -100,9 +100,7 @@ TOOLS: tuple[ToolEntry, ...] = (
     ToolEntry("undercroft_verify", _R, "Verify the vault's integrity"),
     ToolEntry("undercroft_history", _R, "Audit history"),
     ToolEntry("undercroft_check_erasure_receipt", _R, "Check an erasure receipt"),
-    ToolEntry(
-        "undercroft_index_status", _R, "Remote index status", pending="remote vector mirrors wired into the store"
-    ),
+    ToolEntry("undercroft_index_status", _R, "Remote index status"),
     # Knowledge graph.
     ToolEntry("undercroft_kg_add", _W, "Add a fact"),
     ToolEntry("undercroft_kg_invalidate", _W, "End a fact", destructive=True, idempotent=True),

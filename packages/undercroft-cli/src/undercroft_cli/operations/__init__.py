@@ -16,6 +16,7 @@ package imports neither.
 The ``serve-http`` issue builds this layer out (the ``/v1`` routes call the same operations the tools do).
 """
 
+from undercroft_cli.operations.remote_index import INDEX_STATUS_SCHEMA, index_status_record
 from undercroft_cli.operations.search import TOOL_SEARCH_LIMIT, no_hits_line, search_disclosures
 from undercroft_cli.operations.shapes import (
     DRAWER_SCHEMA,
@@ -39,6 +40,7 @@ __all__ = [
     "DRAWER_SCHEMA",
     "FACT_SCHEMA",
     "HIT_SCHEMA",
+    "INDEX_STATUS_SCHEMA",
     "SEARCH_RESULT_PROPERTIES",
     "TOOL_SEARCH_LIMIT",
     "WRITE_PROPERTIES",
@@ -49,6 +51,7 @@ __all__ = [
     "erasure_record",
     "fact_record",
     "hallway_record",
+    "index_status_record",
     "no_hits_line",
     "nullable",
     "parse_day",

@@ -120,10 +120,14 @@ def record_egress(
     recipient: str | None,
     counts: Mapping[str, int],
     manifest_digest: str,
+    details: Mapping[str, str | bool] | None = None,
 ) -> int:
     """Append one ``egress/<kind>`` record (unconditional) and anchor it; returns the chain height.
 
-    A read-only handle cannot append: `ReadOnlyStore`, so the caller says the egress went unaudited.
+    ``details`` binds what a kind needs beyond the common fields (an index push: backend, collection,
+    embedding space, sealed or plaintext, whether plaintext was permitted); a record without it binds the
+    same document as before. A read-only handle cannot append: `ReadOnlyStore`, so the caller says the
+    egress went unaudited.
     """
     context = _context_of(target)
     if kind not in _EGRESS_KINDS:
@@ -132,12 +136,14 @@ def record_egress(
         raise InvalidAuditRecord("egress counts must be non-negative integers")
     if context.read_only:
         raise ReadOnlyStore(f"vault {context.vault_id!r} is open read-only: this egress goes unaudited")
-    document = {
+    document: dict[str, object] = {
         "surface": surface,
         "recipient": recipient,
         "counts": dict(sorted(counts.items())),
         "manifest_digest": manifest_digest,
     }
+    if details:
+        document["details"] = dict(sorted(details.items()))
     label = EGRESS_PREFIX + kind
     return _append(
         context,

@@ -27,6 +27,7 @@ from undercroft_core.language import (
 from undercroft_obs import names
 
 from undercroft_store.kernel._internal.read_door import InternalRead, audited_read, silent
+from undercroft_store.kernel.mirror import Mirror, require_mirror
 from undercroft_store.kernel.trust import trust_assignments as read_trust
 from undercroft_store.search._internal.analysis import AnalysisMemo
 from undercroft_store.search._internal.scope_memo import ScopeMemo
@@ -51,6 +52,7 @@ from undercroft_store.search.request import SearchRequest
 from undercroft_store.search.scope import TrustPolicy, resolve_scope
 from undercroft_store.search.selection import cap_rooms, page
 from undercroft_store.search.tiers import HnswTier, ScaledTier, TierOptions, scaled_tier
+from undercroft_store.search.tiers.remote import RemoteTier
 from undercroft_store.search.trace import SearchTrace
 from undercroft_store.store import VaultStore
 
@@ -91,6 +93,7 @@ class Searcher:
         clock: Callable[[], datetime] = _utc_now,
         retrieval: str | None = None,
         tier_options: TierOptions | None = None,
+        mirror: Mirror | None = None,
     ) -> None:
         """Bind the pipeline to ``store``; ``gate``/``fusion.floor`` default to the embedder's own calibration.
 
@@ -99,7 +102,9 @@ class Searcher:
         ``trust`` then contributes only its vault floor. ``fts_prefilter_min`` (None: off): on an hmac-only
         vault, an unpinned search whose population exceeds it draws its lexical joiners from the FTS5 index
         (`search.fts`) instead of the RAM postings. ``retrieval`` names the candidate tier (`search.tiers`:
-        ``pq`` or ``hnsw``; None: the full scan).
+        ``pq`` or ``hnsw``; None: the full scan). ``mirror`` (injected by the composition root) makes every
+        search draw its candidate ids from that remote mirror instead (`search.tiers.remote`): the mirror must
+        exist and hold this vault's embedding space, or the search refuses (`MirrorUnavailable`).
         """
         self._store = store
         self._embedder = embedder
@@ -125,6 +130,8 @@ class Searcher:
         self._analysis = AnalysisMemo()  # entities and time mentions: once per drawer, not once per hit
         self._postings: Postings | None = None
         self._dated = DatedIndex()
+        self._mirror = mirror
+        self._mirror_checked = False
 
     @classmethod
     def from_settings(
@@ -135,6 +142,7 @@ class Searcher:
         env: Mapping[str, str] | None = None,
         trust_assignments: Mapping[str, str] | None = None,
         clock: Callable[[], datetime] = _utc_now,
+        mirror: Mirror | None = None,
     ) -> Searcher:
         """Build from the ``UNDERCROFT_*`` declarations (fusion, weight, floor, gate, pool div, trace, trust floor).
 
@@ -169,6 +177,7 @@ class Searcher:
                 nprobe=settings.ivf_nprobe(env),
                 train_source_cap=settings.train_source_cap(env),
             ),
+            mirror=mirror,
         )
 
     def _drawing_tier(self) -> tuple[NDArray[np.int64], CandidateTier]:
@@ -323,6 +332,9 @@ class Searcher:
         A drawer deleted by another connection between scoring and the page read restarts the search on
         the new generation (at most :data:`_ATTEMPTS` times; the last attempt returns what still exists).
         """
+        if self._mirror is not None and not self._mirror_checked:
+            require_mirror(self._mirror, self._embedder.identity.label, self._store.name)
+            self._mirror_checked = True
         for attempt in range(1, _ATTEMPTS + 1):
             try:
                 return self._search_once(request, final=attempt == _ATTEMPTS)
@@ -338,7 +350,11 @@ class Searcher:
         scope = resolve_scope(self._scopes, request, self._trust_for(request))
         population = scope.seqs if ranked_at is None else self._cut_at(scope.seqs, ranked_at)
         trace.mark("scope")
-        seqs, tier = self._drawing_tier()
+        tier: CandidateTier
+        if self._mirror is None:
+            seqs, tier = self._drawing_tier()
+        else:  # candidate ids from the mirror; every other step is the local pipeline's
+            seqs, tier = population, RemoteTier(self._store, self._mirror, request.wing)
         trace.mark("cache")
         query_vector = self._query_vector(request)
         norm = float(np.linalg.norm(query_vector))
@@ -351,7 +367,7 @@ class Searcher:
         drawn = tier.candidates(query_vector, population, plan)
         query = LexicalQuery.parse(request.query, request.conventions.language)
         tier_name = tier.name
-        if not plan.exact:
+        if not plan.exact and self._mirror is None:  # a mirror's candidates are its own: no local joiners
             cosines_of = partial(tier.cosines, query_vector)
             # Lexical evidence joins the cut: drawers holding the query's rarest terms, whatever their cosine
             # (on a large hmac-only scope, the FTS5 index's BM25 best: no RAM postings to build).

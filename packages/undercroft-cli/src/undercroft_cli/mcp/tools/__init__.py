@@ -15,6 +15,7 @@ from undercroft_cli.mcp.tools.graph import GRAPH_TOOLS
 from undercroft_cli.mcp.tools.history import HISTORY_TOOLS
 from undercroft_cli.mcp.tools.palace import PALACE_TOOLS
 from undercroft_cli.mcp.tools.recall import RECALL_TOOLS
+from undercroft_cli.mcp.tools.remote_index import REMOTE_INDEX_TOOLS
 from undercroft_cli.mcp.tools.search import SEARCH_TOOLS
 from undercroft_cli.mcp.tools.tunnels import TUNNEL_TOOLS
 
@@ -25,7 +26,7 @@ def registry() -> dict[str, ToolSpec]:
     """Every implemented tool by name (a name implemented twice is a programming error)."""
     tools: dict[str, ToolSpec] = {}
     groups = (DRAWER_TOOLS, SEARCH_TOOLS, RECALL_TOOLS, PALACE_TOOLS, DIARY_TOOLS, GRAPH_TOOLS, TUNNEL_TOOLS,
-              HISTORY_TOOLS, ERASURE_TOOLS)  # fmt: skip
+              HISTORY_TOOLS, ERASURE_TOOLS, REMOTE_INDEX_TOOLS)  # fmt: skip
     for spec in (spec for group in groups for spec in group):
         if spec.name in tools:
             raise RuntimeError(f"tool {spec.name} is implemented twice")
