@@ -5,8 +5,9 @@ Each speaks its API as the real server documents it — request bodies, answer b
 http or over TLS with a throw-away CA (tests/tls_material.py). Embeddings are computed by the embedder the test
 hands in (the offline MiniLM where one is asked for, so vectors are real); chat answers come from a ``brain``
 callable standing in for the model's judgement: ``brain(system, user) -> str`` (what a model would emit,
-obedient or compromised as the test needs). ``behaviour`` makes a server hang, fail with its documented error
-status, or answer garbage. Every request is kept (``seen``) so a test can assert what was sent.
+obedient or compromised as the test needs; assign ``server.brain`` to swap it on a running server).
+``behaviour`` makes a server hang, fail with its documented error status, or answer garbage. Every request is
+kept (``seen``) so a test can assert what was sent.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ class Behaviour:
     status: int | None = None
     garbage: bool = False
     max_batch: int = 32
+    #: When set, the misbehaviour applies only to paths ending so (``/api/chat``: generation fails, /api/show works).
+    only: str | None = None
 
 
 @dataclass
@@ -53,6 +56,8 @@ class ModelServer:
     url: str
     shape: str
     model: str
+    embed: Embed | None = None
+    brain: Brain | None = None
     seen: list[Seen] = field(default_factory=list)
     behaviour: Behaviour = field(default_factory=Behaviour)
 
@@ -112,6 +117,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         body = self._body() if method == "POST" else None
         state.seen.append(Seen(method, self.path, dict(self.headers), body))
         behaviour = state.behaviour
+        if behaviour.only is not None and not self.path.split("?", 1)[0].endswith(behaviour.only):
+            behaviour = Behaviour(max_batch=behaviour.max_batch)
         if behaviour.hang:
             time.sleep(behaviour.hang)
         if behaviour.status is not None:
@@ -293,20 +300,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._raw(404, b"")
 
 
-@dataclass
-class _State:
-    shape: str
-    model: str
-    embed: Embed | None
-    brain: Brain | None
-    seen: list[Seen]
-    behaviour: Behaviour
-
-
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, state: _State, context: ssl.SSLContext | None) -> None:
+    def __init__(self, state: ModelServer, context: ssl.SSLContext | None) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.state = state
         if context is not None:
@@ -328,9 +325,8 @@ def model_server(
 ) -> Iterator[ModelServer]:
     """Serve ``shape`` (ollama | openai | tei) on 127.0.0.1 (TLS when ``tls`` is given) until the block exits."""
     assert shape in ("ollama", "openai", "tei")
-    live = ModelServer("", shape, model, behaviour=behaviour or Behaviour())
-    state = _State(shape, model, embed, brain, live.seen, live.behaviour)
-    server = _Server(state, tls)
+    live = ModelServer("", shape, model, embed, brain, behaviour=behaviour or Behaviour())
+    server = _Server(live, tls)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     live.url = f"{'https' if tls else 'http'}://127.0.0.1:{server.server_address[1]}"

@@ -92,14 +92,13 @@ def test_the_configuration_reference_is_rendered_for_this_build() -> None:
 @pytest.mark.parametrize(
     ("name", "value", "says"),
     [
-        ("UNDERCROFT_EMBEDDER", "http", "this build has no served (http) embedder (embedder/http); unset it"),
+        ("UNDERCROFT_RERANKER", "onnx", "this build has no onnx cross-encoder reranker (reranker/onnx); unset it"),
         (
             "UNDERCROFT_RETRIEVAL",
             "fde",
             "this build has no fde retrieval tier (retrieval/fde); unset it or declare off",
         ),
         ("UNDERCROFT_RERANKER", "colbert", "this build has no colbert late-interaction reranker"),
-        ("UNDERCROFT_ADMISSION_LLM", "advisory", "this build has no LLM admission advisor"),
         ("UNDERCROFT_QDRANT_URL", "https://index.example:6333", "this build has no Qdrant remote index backend"),
         ("UNDERCROFT_QDRANT_URL", "http://evil.example:6333", "cleartext http to the non-loopback host"),
         ("UNDERCROFT_EMBED_DIM", "0", "0 is out of range"),

@@ -186,7 +186,7 @@ class HttpEmbedder(DegradingEmbedder):
         """Embed a batch; failures become counted zero rows, never an exception (see the module docstring)."""
         self._local.attempted = False
         result = super().embed(texts)
-        if getattr(self._local, "attempted", False):
+        if getattr(self._local, "attempted", False) and not getattr(self._local, "calibrating", False):
             with self._lock:
                 self._sent += len(result)
         return result
@@ -211,7 +211,11 @@ class HttpEmbedder(DegradingEmbedder):
         """Measured once from core's probe pairs (worst + 0.06); None when a probe embedded to zero."""
         with self._calibration_lock:
             if self._gate is None:
-                self._gate = (measure_admission_gate(self),)
+                self._local.calibrating = True  # core's fixed probe pairs: not vault text, not counted as sent
+                try:
+                    self._gate = (measure_admission_gate(self),)
+                finally:
+                    self._local.calibrating = False
             return self._gate[0]
 
     @property
@@ -219,7 +223,11 @@ class HttpEmbedder(DegradingEmbedder):
         """Measured once from core's probe pairs (their mean cosine); 0.0 when a probe embedded to zero."""
         with self._calibration_lock:
             if self._floor is None:
-                measured = measure_semantic_floor(self)
+                self._local.calibrating = True
+                try:
+                    measured = measure_semantic_floor(self)
+                finally:
+                    self._local.calibrating = False
                 self._floor = 0.0 if measured is None else measured
             return self._floor
 
