@@ -403,3 +403,28 @@ def test_no_drawer_text_reaches_logs_or_metrics(
     for word in ("Zanzibar", "Quixotic", "Holdings", "Harbour"):
         assert word not in logged and word not in signals and word not in out
     assert any(r.name == "undercroft_embed_failures_total" for r in sink.records)
+
+
+def test_dedup_that_shows_survivors_to_the_advisor_records_its_egress(
+    fresh_home: Path, cli_run: Any, advisory: ModelServer
+) -> None:
+    _swap_brain(advisory, _verdict('{"verdict": "safe"}'))
+    for _ in range(2):
+        assert cli_run("remember", "The same ordinary note, twice.", "--wing", "notes")[0] == 0
+    assert _egress_tags(fresh_home, "egress/advise/dedup") == []
+    before = len([s for s in advisory.seen if s.path == "/api/chat"])
+    code, _, _ = cli_run("dedup", "--apply")
+    shown = len([s for s in advisory.seen if s.path == "/api/chat"]) - before
+    assert code == 0 and shown == 1
+    expected = _expected_tag(
+        fresh_home,
+        "egress/advise/dedup",
+        surface="cli",
+        recipient=advisory.url,
+        counts={"survivors_shown": 1},
+        manifest_digest="",
+        details={"model": "ollama:test-model", "applied": True},
+    )
+    assert _egress_tags(fresh_home, "egress/advise/dedup") == [expected]
+    assert cli_run("dedup", "--apply")[0] == 0  # nothing to fold: nothing shown, nothing recorded
+    assert len(_egress_tags(fresh_home, "egress/advise/dedup")) == 1

@@ -8,12 +8,13 @@ export then says on stderr that no record was written — an export never claims
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 
 from undercroft_core.embedder import Embedder
 from undercroft_store import VaultStore
 
-__all__ = ["record_export", "served_egress"]
+__all__ = ["advised_egress", "record_export", "served_egress"]
 
 
 def record_export(
@@ -60,3 +61,33 @@ def served_egress(embedder: Embedder, *, surface: str = "cli") -> Callable[[Vaul
             )
 
     return record
+
+
+@contextmanager
+def advised_egress(store: VaultStore, *, applied: bool, surface: str = "cli") -> Iterator[None]:
+    """Around a dedup run: one ``egress/advise/dedup`` record when its screen showed stored survivors to the advisor.
+
+    Counted from the gate's own advisor outcomes (every consultation, failed ones included — the text left
+    either way), appended after the run whether it finished or not. Nothing when no advisor is installed.
+    """
+    from undercroft_store.governance.quarantine import gate_for
+    from undercroft_store.governance.read_audit import record_egress
+
+    gate = gate_for(store)
+    advisor = gate.advisor
+    destination = getattr(advisor, "destination", None)
+    before = sum(gate.advisor_outcomes.values())
+    try:
+        yield
+    finally:
+        shown = sum(gate.advisor_outcomes.values()) - before
+        if shown and isinstance(destination, str):
+            record_egress(
+                store,
+                "advise/dedup",
+                surface=surface,
+                recipient=destination,
+                counts={"survivors_shown": shown},
+                manifest_digest="",
+                details={"model": getattr(advisor, "identity", None), "applied": applied},
+            )

@@ -99,6 +99,16 @@ class GateAdvisor:
         """Wrap the served advisor."""
         self._advisor = advisor
 
+    @property
+    def destination(self) -> str:
+        """The runtime's origin (what an ``egress/advise/dedup`` record names)."""
+        return self._advisor.model.destination
+
+    @property
+    def identity(self) -> str:
+        """``<api>:<model>`` of the runtime."""
+        return self._advisor.model.identity
+
     def advise(self, content: str, *, wing: str, room: str) -> Advice | None:
         """``Advice.QUARANTINE`` or ``Advice.NO_OBJECTION``; None for an answer outside the schema."""
         from undercroft_llm import MalformedAnswer
