@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from llm_servers import model_server, simple_extractor  # noqa: E402
-from model_fixtures import minilm_files  # noqa: E402
+from model_fixtures import minilm_embedder  # noqa: E402
 from undercroft_core import HashEmbedder  # noqa: E402
 from undercroft_llm import ChatModel, Extractor, HttpEmbedder  # noqa: E402
 from undercroft_net import load_pin, police  # noqa: E402
@@ -62,15 +62,13 @@ def _notes(count: int) -> list[str]:
 
 
 def _in_process(smoke: bool) -> Any:
-    files = minilm_files()
-    if files is None:
+    embedder = minilm_embedder()
+    if embedder is None:
         if not smoke:
             print("the offline MiniLM is not installed (see tests/model_fixtures.py): the full run needs it")
             raise SystemExit(1)
         return HashEmbedder()
-    from undercroft_embed_onnx import OnnxEmbedder
-
-    return OnnxEmbedder(files.model, files.tokenizer, name="all-minilm-l6-v2-int8")
+    return embedder
 
 
 def _rate(count: int, run: Any) -> float:

@@ -23,7 +23,7 @@ from undercroft_obs import RecordingSink, sink_installed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests"))
 from llm_servers import Behaviour, ModelServer, model_server, note_of, simple_extractor
-from model_fixtures import MINILM_MISSING, minilm_files
+from model_fixtures import MINILM_MISSING, minilm_embedder
 from tls_material import make_authority, server_context
 
 pytestmark = pytest.mark.loopback
@@ -31,12 +31,11 @@ pytestmark = pytest.mark.loopback
 
 @pytest.fixture(scope="module")
 def minilm() -> Any:
-    files = minilm_files()
-    if files is None:
+    """The in-process MiniLM the test servers compute real vectors with (skips when it is not installed)."""
+    embedder = minilm_embedder()
+    if embedder is None:
         pytest.skip(MINILM_MISSING)
-    from undercroft_embed_onnx import OnnxEmbedder
-
-    return OnnxEmbedder(files.model, files.tokenizer, name="all-minilm-l6-v2-int8")
+    return embedder
 
 
 @pytest.fixture(scope="module")
@@ -428,3 +427,37 @@ def test_dedup_that_shows_survivors_to_the_advisor_records_its_egress(
     assert _egress_tags(fresh_home, "egress/advise/dedup") == [expected]
     assert cli_run("dedup", "--apply")[0] == 0  # nothing to fold: nothing shown, nothing recorded
     assert len(_egress_tags(fresh_home, "egress/advise/dedup")) == 1
+
+
+def test_an_aborted_repair_still_records_what_left(
+    fresh_home: Path, cli_run: Any, embed_env: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from undercroft_cli._internal.composition import pick_embedder
+    from undercroft_cli._internal.egress import served_egress
+    from undercroft_store import Palace
+    from undercroft_store.integrity.repair import repair_vault
+
+    monkeypatch.setenv("UNDERCROFT_EMBED_API", "ollama")
+    monkeypatch.setenv("UNDERCROFT_EMBED_DIM", "384")
+    embed_env.behaviour.status = 500  # three writes land with counted zero vectors
+    for i in range(3):
+        assert cli_run("remember", f"Garden note number {i}.", "--wing", "home")[0] == 0
+    embed_env.behaviour.status = None
+
+    def abort(step: str, done: int, total: int) -> None:
+        if step == "embed":
+            raise RuntimeError("operator pressed ^C")
+
+    embedder = pick_embedder()
+    with Palace.from_env() as palace, pytest.raises(RuntimeError, match="pressed"):
+        repair_vault(palace, "default", embedder, progress=abort, after=served_egress(embedder))
+    expected = _expected_tag(
+        fresh_home,
+        "egress/embed/repair",
+        surface="cli",
+        recipient=embed_env.url,
+        counts={"drawers_sent": 3},
+        manifest_digest="",
+        details={"model": "http:all-minilm"},
+    )
+    assert _egress_tags(fresh_home, "egress/embed/repair") == [expected]

@@ -10,19 +10,17 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests"))
-from model_fixtures import MINILM_MISSING, minilm_files
+from model_fixtures import MINILM_MISSING, minilm_embedder
 from tls_material import Authority, make_authority, server_context
 
 
 @pytest.fixture(scope="session")
 def minilm() -> Any:
-    """The in-process MiniLM embedder (undercroft-embed-onnx) the test servers compute real vectors with."""
-    files = minilm_files()
-    if files is None:
+    """The in-process MiniLM the test servers compute real vectors with (skips when it is not installed)."""
+    embedder = minilm_embedder()
+    if embedder is None:
         pytest.skip(MINILM_MISSING)
-    from undercroft_embed_onnx import OnnxEmbedder
-
-    return OnnxEmbedder(files.model, files.tokenizer, name="all-minilm-l6-v2-int8")
+    return embedder
 
 
 @pytest.fixture(scope="session")
