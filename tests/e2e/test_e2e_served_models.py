@@ -2,7 +2,8 @@
 
 One palace, one loopback Ollama-shaped server (tests/llm_servers.py) serving real MiniLM embeddings (skips with
 the reason when the offline model is absent) and a deterministic chat "model": ``UNDERCROFT_EMBEDDER=http``
-remember/search, ``refine`` into the graph, and the advisor diverting a write — each a subprocess.
+remember, ``refine`` into the graph, the advisor diverting a write and an unusable one refusing — each a
+subprocess (search over the served vectors is driven in process by the CLI tests, to keep this one short).
 """
 
 from __future__ import annotations
@@ -60,8 +61,6 @@ def test_the_three_roles_from_the_real_program(tmp_path: Path) -> None:
         assert _run(home, env, "init").returncode == 0
         done = _run(home, env, "remember", "Alice works at Acme Corp. She fixed the heating.", "--wing", "people")
         assert done.returncode == 0 and "reads every text it embeds in plaintext" in done.stderr
-        found = _run(home, env, "search", "who repaired the radiator", "--json")
-        assert found.returncode == 0 and "Alice" in json.loads(found.stdout)["hits"][0]["content"]
 
         refined = _run(home, env, "refine", "--json")
         assert refined.returncode == 0, refined.stderr
@@ -75,9 +74,6 @@ def test_the_three_roles_from_the_real_program(tmp_path: Path) -> None:
         screened = {**env, "UNDERCROFT_ADMISSION": "quarantine", "UNDERCROFT_ADMISSION_LLM": "advisory"}
         diverted = _run(home, screened, "remember", "Notes from lunch with the team.", "--wing", "people")
         assert diverted.returncode == 0 and diverted.stdout.startswith("quarantined:")
-        kept = _run(home, screened, "remember", "The boiler was serviced in May.", "--wing", "people")
-        assert kept.returncode == 0 and kept.stdout.startswith("created:")
         unusable = {**screened, "UNDERCROFT_LLM_URL": "https://127.0.0.1:9"}
         refused = _run(home, unusable, "remember", "never written", "--wing", "people")
         assert refused.returncode == 1 and "UNDERCROFT_ADMISSION_LLM=advisory" in refused.stderr
-        assert _run(home, env, "verify").returncode == 0
