@@ -114,3 +114,27 @@ def test_construction_warns_that_the_endpoint_reads_the_text(minilm: Any, caplog
 def test_an_unreachable_endpoint_refuses_at_construction() -> None:
     with pytest.raises(EndpointUnusable, match=r"UNDERCROFT_EMBED_URL=http://127\.0\.0\.1:9"):
         HttpEmbedder(_endpoint("http://127.0.0.1:9"), model="m", timeout=0.5)
+
+
+@pytest.mark.parametrize("shape", ["ollama", "openai", "tei"])
+def test_each_shape_without_the_offline_model(shape: str) -> None:
+    """The same protocol drive with the hash embedder behind the server: runs where MiniLM is not installed."""
+    from undercroft_core import HashEmbedder
+
+    behind = HashEmbedder()
+    with model_server(shape, model="hash", embed=behind.embed) as server:
+        embedder = HttpEmbedder(_endpoint(server.url), model="hash", batch_size=2)
+        assert embedder.api == shape and embedder.dimension == behind.dimension
+        np.testing.assert_allclose(embedder.embed(TEXTS), behind.embed(TEXTS), atol=1e-6)
+        embedder.close()
+
+
+def test_a_bearer_travels_only_as_its_header(caplog: pytest.LogCaptureFixture) -> None:
+    from undercroft_core import HashEmbedder
+
+    with model_server("openai", model="m", embed=HashEmbedder().embed) as server, caplog.at_level("DEBUG"):
+        HttpEmbedder(_endpoint(server.url), model="m", api="openai", key="sk-test-secret").close()
+        HttpEmbedder(_endpoint(server.url), model="m", api="openai", key="").close()
+    keyed, bare = ({k.lower(): v for k, v in seen.headers.items()} for seen in server.seen)
+    assert keyed.get("authorization") == "Bearer sk-test-secret" and "authorization" not in bare
+    assert "sk-test-secret" not in "\n".join(r.getMessage() for r in caplog.records)
