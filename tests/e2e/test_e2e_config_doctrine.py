@@ -143,7 +143,7 @@ VALID: dict[str, tuple[str, ...]] = {
 
 #: The cases issue 15 names, with the verdict the documents require (a status of `config check`).
 NAMED: dict[tuple[str, str], str] = {
-    ("UNDERCROFT_EMBEDDER", "http"): "refused",
+    ("UNDERCROFT_EMBEDDER", "http"): "validated",  # built in (issue 26); the endpoint is the consumer's
     ("UNDERCROFT_EMBEDDER", "onnx"): "validated",  # built in (issue 24); the model files are the consumer's
     ("UNDERCROFT_ADMISSION_LLM", "garbage"): "refused",
     # pq and hnsw are built since issue 25 (the CLI's BUILD wires them); fde still names a tier this build lacks.
@@ -168,10 +168,10 @@ CONSUMER_FAILURES: dict[str, str] = {
     "UNDERCROFT_HOME": "a directory holding no palace",
     "UNDERCROFT_PASSPHRASE": "a passphrase over an installation created with a key file",
 }
-#: The same, for one value of a variable: an in-process model embedder with no UNDERCROFT_ONNX_MODEL declared
-#: (the embedder refuses naming that variable, exit 1).
+#: The same, for one value of a variable: an in-process model embedder with no UNDERCROFT_ONNX_MODEL declared,
+#: or the served one with no UNDERCROFT_EMBED_URL (the embedder refuses naming that variable, exit 1).
 CONSUMER_FAILING_VALUES: frozenset[tuple[str, str]] = frozenset(
-    {("UNDERCROFT_EMBEDDER", "onnx"), ("UNDERCROFT_EMBEDDER", "ort")}
+    {("UNDERCROFT_EMBEDDER", "onnx"), ("UNDERCROFT_EMBEDDER", "ort"), ("UNDERCROFT_EMBEDDER", "http")}
 )
 
 
@@ -309,7 +309,8 @@ def test_every_start_agrees_with_config_check(sweep: Sweep, surface: str) -> Non
                 disagreements.append(f"{label}: check starts, {surface} refused: {err[-300:]}")
             consumer = case.name in CONSUMER_FAILURES and case.value != PALACE
             consumer = consumer or (case.name, case.value.strip()) in CONSUMER_FAILING_VALUES
-            if (case.name, case.value.strip()) in CONSUMER_FAILING_VALUES and "UNDERCROFT_ONNX_MODEL" not in err:
+            needed = "UNDERCROFT_EMBED_URL" if case.value.strip() == "http" else "UNDERCROFT_ONNX_MODEL"
+            if (case.name, case.value.strip()) in CONSUMER_FAILING_VALUES and needed not in err:
                 disagreements.append(f"{label}: the model embedder's refusal does not name its variable: {err[-300:]}")
             if run["code"] != 0 and not consumer:
                 disagreements.append(f"{label}: check starts, {surface} exited {run['code']}: {err[-300:]}")

@@ -92,14 +92,13 @@ def test_the_configuration_reference_is_rendered_for_this_build() -> None:
 @pytest.mark.parametrize(
     ("name", "value", "says"),
     [
-        ("UNDERCROFT_EMBEDDER", "http", "this build has no served (http) embedder (embedder/http); unset it"),
+        ("UNDERCROFT_RERANKER", "onnx", "this build has no onnx cross-encoder reranker (reranker/onnx); unset it"),
         (
             "UNDERCROFT_RETRIEVAL",
             "fde",
             "this build has no fde retrieval tier (retrieval/fde); unset it or declare off",
         ),
         ("UNDERCROFT_RERANKER", "colbert", "this build has no colbert late-interaction reranker"),
-        ("UNDERCROFT_ADMISSION_LLM", "advisory", "this build has no LLM admission advisor"),
         ("UNDERCROFT_OTLP_ENDPOINT", "https://otel.example:4318", "this build has no OTLP trace exporter"),
         ("UNDERCROFT_QDRANT_URL", "http://evil.example:6333", "cleartext http to the non-loopback host"),
         ("UNDERCROFT_EMBED_DIM", "0", "0 is out of range"),

@@ -247,6 +247,14 @@ COMMANDS: tuple[LazyCommand, ...] = (
         example="undercroft repair",
     ),
     LazyCommand(
+        "refine",
+        "commands.refine",
+        "refine_command",
+        _OPERATOR,
+        "Distil drawers into KG facts through UNDERCROFT_LLM_URL (each fact grounded, screened, attributed).",
+        example="undercroft refine --wing notes --limit 20 --dry-run",
+    ),
+    LazyCommand(
         "admission",
         "commands.admission",
         "admission_group",

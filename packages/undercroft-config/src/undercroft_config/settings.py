@@ -6,6 +6,7 @@ Every accessor takes the environment mapping explicitly (default `os.environ`) s
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar, cast
 
@@ -13,9 +14,12 @@ from undercroft_config._internal.catalog_engine import LANGUAGES
 from undercroft_config.resolution import value
 from undercroft_config.values import (
     Admission,
+    AdmissionAdvisor,
     CaPin,
+    EmbedApi,
     Embedder,
     Fusion,
+    LlmApi,
     Off,
     Rate,
     ReadAudit,
@@ -26,10 +30,13 @@ from undercroft_config.values import (
 )
 
 __all__ = [
+    "ServedEndpoint",
     "admission",
+    "admission_advisor",
     "admission_rate",
     "assertion_secret",
     "audit_ceiling",
+    "embed_endpoint",
     "embedder",
     "force_embedder",
     "fts_prefilter_min",
@@ -43,6 +50,7 @@ __all__ = [
     "ivf_nprobe",
     "language",
     "late_top_n",
+    "llm_endpoint",
     "log_filter",
     "log_format",
     "metrics",
@@ -220,6 +228,8 @@ def log_filter(env: Env = None) -> str | None:
 def log_format(env: Env = None) -> str:
     """UNDERCROFT_LOG_FORMAT: ``text`` (default) or ``json``."""
     return _typed("UNDERCROFT_LOG_FORMAT", env, str)
+
+
 #: The remote-index backends and the declaration that locates each.
 _INDEX_VARIABLES = {
     "chroma": "UNDERCROFT_CHROMA_URL",
@@ -248,3 +258,57 @@ def index_location(backend: str, env: Env = None) -> tuple[str, str | None]:
 def index_ca(env: Env = None) -> CaPin | None:
     """UNDERCROFT_INDEX_CA: the pin every remote-index connection verifies against, or None (public roots)."""
     return _typed("UNDERCROFT_INDEX_CA", env, (CaPin, type(None)))
+
+
+@dataclass(frozen=True)
+class ServedEndpoint:
+    """A served model's declaration (UNDERCROFT_EMBED_* or UNDERCROFT_LLM_*), resolved but not yet policed.
+
+    ``url`` is None when undeclared; the transport policy (undercroft_net) rules on it where the client is
+    built. ``api`` is None when the shape is to be probed. ``key`` never shows in a repr.
+    """
+
+    url: str | None
+    model: str | None
+    api: str | None
+    ca: CaPin | None
+    key: Secret | None = field(default=None, repr=False)
+    dimension: int | None = None
+    url_variable: str = "UNDERCROFT_EMBED_URL"
+    ca_variable: str = "UNDERCROFT_EMBED_CA"
+
+
+def _secret(name: str, env: Env) -> Secret | None:
+    raw: str | None = _typed(name, env, (str, type(None)))
+    return Secret(raw) if raw else None
+
+
+def embed_endpoint(env: Env = None) -> ServedEndpoint:
+    """UNDERCROFT_EMBED_URL/_MODEL/_API/_KEY/_DIM/_CA: the served embedder's declaration."""
+    api: EmbedApi | None = _typed("UNDERCROFT_EMBED_API", env, (EmbedApi, type(None)))
+    return ServedEndpoint(
+        url=_typed("UNDERCROFT_EMBED_URL", env, (str, type(None))),
+        model=_typed("UNDERCROFT_EMBED_MODEL", env, (str, type(None))),
+        api=None if api is None else str(api),
+        ca=_typed("UNDERCROFT_EMBED_CA", env, (CaPin, type(None))),
+        key=_secret("UNDERCROFT_EMBED_KEY", env),
+        dimension=_typed("UNDERCROFT_EMBED_DIM", env, (int, type(None))),
+    )
+
+
+def llm_endpoint(env: Env = None) -> ServedEndpoint:
+    """UNDERCROFT_LLM_URL/_MODEL/_API/_KEY/_CA: the LLM runtime of refine and the admission advisor."""
+    return ServedEndpoint(
+        url=_typed("UNDERCROFT_LLM_URL", env, (str, type(None))),
+        model=_typed("UNDERCROFT_LLM_MODEL", env, str),
+        api=str(_typed("UNDERCROFT_LLM_API", env, LlmApi)),
+        ca=_typed("UNDERCROFT_LLM_CA", env, (CaPin, type(None))),
+        key=_secret("UNDERCROFT_LLM_KEY", env),
+        url_variable="UNDERCROFT_LLM_URL",
+        ca_variable="UNDERCROFT_LLM_CA",
+    )
+
+
+def admission_advisor(env: Env = None) -> bool:
+    """UNDERCROFT_ADMISSION_LLM: True when the tier-2 advisor is declared (advisory)."""
+    return _typed("UNDERCROFT_ADMISSION_LLM", env, AdmissionAdvisor) is AdmissionAdvisor.ADVISORY

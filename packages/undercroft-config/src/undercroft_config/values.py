@@ -112,6 +112,7 @@ class EmbedApi(StrEnum):
 
     OLLAMA = "ollama"
     OPENAI = "openai"
+    TEI = "tei"
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,10 @@
 """The composition root: the palace from the environment, the embedder the CLI injects, and what this build has.
 
 `BUILD` is the one declared fact of which components this program ships, derived from the factories wired
-here (the hash embedder always; the onnx and ort embedders when their distributions are installed; the pq
-and hnsw candidate tiers), so a
-later issue that wires a reranker, the fde tier, the admission advisor or a remote index flips it by
-adding the factory. A model distribution is found with ``find_spec`` (nothing of it runs) and imported only
+here (the hash embedder always; the onnx and ort embedders when their distributions are installed; the served
+http embedder and the tier-2 admission advisor through undercroft_llm, ``_internal/served.py``; the pq and hnsw
+candidate tiers), so a later issue that wires a reranker, the fde tier or a remote index flips it by adding the
+factory. A model distribution is found with ``find_spec`` (nothing of it runs) and imported only
 inside its factory, when the declaration asks for it: ``import undercroft_cli.main`` never loads
 onnxruntime, and the store never imports a model distribution — it receives the object built here. `start_up` runs
 the start-up resolver over it: every entry point (each command, serve-mcp) and `config check` read the
@@ -31,6 +31,8 @@ from undercroft_core.embedder import Embedder
 from undercroft_core.external_embedder import EXTERNAL_PREFIX, ExternalEmbedder
 from undercroft_core.hash_embedder import HashEmbedder
 from undercroft_store import Palace, VaultNotFound, VaultStore
+from undercroft_store.governance.admission import AdmissionPolicy, Advisor
+from undercroft_store.governance.quarantine import install_gate
 from undercroft_store.kernel.mirror import Mirror
 
 from undercroft_cli.errors import Error
@@ -77,9 +79,18 @@ _MODEL_EMBEDDERS: Final = (
     (Capability.EMBEDDER_ORT, "undercroft_embed_ort", "OrtEmbedder"),
 )
 
+
+def _served(env: Mapping[str, str]) -> Embedder:
+    """UNDERCROFT_EMBEDDER=http: undercroft_llm's served embedder, policed and probed (imported only here)."""
+    from undercroft_cli._internal.served import build_http_embedder
+
+    return build_http_embedder(env)
+
+
 #: The embedders this build wires, by the capability UNDERCROFT_EMBEDDER selects.
 _EMBEDDERS: Final[Mapping[Capability, EmbedderFactory]] = {
     Capability.EMBEDDER_HASH: lambda env: HashEmbedder(),
+    Capability.EMBEDDER_HTTP: _served,
     **{
         capability: _in_process(distribution, factory)
         for capability, distribution, factory in _MODEL_EMBEDDERS
@@ -103,9 +114,12 @@ _INDEXES: Final = tuple(
 #: /metrics, when the telemetry extra (prometheus-client) is installed; nothing of it is imported here.
 _TELEMETRY: Final = (Capability.TELEMETRY_METRICS,) if _installed("prometheus_client") else ()
 
-#: What this build has: every component wired above. Rerankers, the fde tier, the admission advisor and
-#: the OTLP exporter are not wired yet, so declaring one refuses at start.
-BUILD: Final = Build.of([*_EMBEDDERS, *_RETRIEVAL_TIERS, *_INDEXES, *_TELEMETRY])
+#: The served-model roles beside the embedders: the tier-2 admission advisor (`served.build_advisor`).
+_SERVED_ROLES: Final = (Capability.ADMISSION_ADVISOR,)
+
+#: What this build has: every component wired above. Rerankers, the fde tier and the OTLP
+#: exporter are not wired yet, so declaring one refuses at start.
+BUILD: Final = Build.of([*_EMBEDDERS, *_RETRIEVAL_TIERS, *_INDEXES, *_SERVED_ROLES, *_TELEMETRY])
 
 
 class EmbedderUnavailable(Error):
@@ -169,13 +183,29 @@ def open_store(vault: str, *, read_only: bool = False) -> Iterator[VaultStore]:
     reported on stderr as ``healed: …`` before the command runs — the heal erases the evidence it acted on,
     so it is never silent (it is also logged where ``stats`` shows it).
     """
+    advisor = _advisor()
     with (
         open_palace(read_only=read_only) as palace,
         palace.open_vault(vault, vault_embedder(palace, vault), read_only=read_only) as store,
     ):
         for line in store.healed:
             click.echo(f"healed: {line}", err=True)
+        if advisor is not None:
+            install_gate(store, AdmissionPolicy.from_env(), advisor=advisor)
         yield store
+
+
+def _advisor() -> Advisor | None:
+    """The tier-2 advisor when ``UNDERCROFT_ADMISSION_LLM=advisory`` screens writes; an unusable one refuses here.
+
+    Built (and probed) before the vault opens, so a declared-but-unusable advisor refuses to open anything.
+    Only a screening posture (``UNDERCROFT_ADMISSION=quarantine``) consults it; otherwise nothing is built.
+    """
+    if not settings.admission_advisor() or str(settings.admission()) != "quarantine":
+        return None
+    from undercroft_cli._internal.served import build_advisor
+
+    return build_advisor()
 
 
 def open_reader(vault: str) -> AbstractContextManager[VaultStore]:

@@ -15,6 +15,7 @@ from undercroft_store.memory.tunnels import create_tunnel, delete_tunnel, follow
 from undercroft_store.memory.wakeup import wake_up
 
 from undercroft_cli._internal.composition import open_palace, open_reader, open_store
+from undercroft_cli._internal.egress import advised_egress
 from undercroft_cli.operations import closet_record, dedup_record, drawer_record, hallway_record, reached_records
 
 __all__ = [
@@ -233,7 +234,11 @@ def wake_up_command(vault: str, wing: str | None, limit: int, as_json: bool) -> 
 def dedup_command(vault: str, wing: str | None, apply: bool, as_json: bool) -> int:
     """Exact duplicates by keyed fingerprint (dry run unless --apply)."""
     with open_store(vault, read_only=not apply) as store:
-        report = dedup(store, apply=apply, wing=wing)
+        if apply:
+            with advised_egress(store, applied=True):
+                report = dedup(store, apply=apply, wing=wing)
+        else:
+            report = dedup(store, apply=apply, wing=wing)
     click.echo(json.dumps(dedup_record(report, dry_run=not apply)) if as_json else report.render())
     return 0
 

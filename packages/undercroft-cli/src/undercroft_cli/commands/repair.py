@@ -10,6 +10,7 @@ from undercroft_store import DEFAULT_VAULT
 from undercroft_store.integrity.repair import Progress, repair_vault
 
 from undercroft_cli._internal.composition import open_palace, vault_embedder
+from undercroft_cli._internal.egress import served_egress
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
 
 __all__ = ["repair_command", "terminal_progress"]
@@ -35,6 +36,7 @@ def terminal_progress() -> Progress | None:
 def repair_command(vault: str, as_json: bool) -> int:
     """Backfill embeddings, fingerprints and FTS rows; re-embed a forced embedder swap; vacuum; verify."""
     with open_palace() as palace:
-        report = repair_vault(palace, vault, vault_embedder(palace, vault), progress=terminal_progress())
+        embedder = vault_embedder(palace, vault)
+        report = repair_vault(palace, vault, embedder, progress=terminal_progress(), after=served_egress(embedder))
     click.echo(json.dumps(report.to_dict()) if as_json else report.render())
     return EXIT_OK if report.ok else EXIT_INTEGRITY

@@ -129,7 +129,7 @@ MODELS: tuple[Declaration, ...] = (
         "models",
         "enum",
         "probed",
-        "one of ollama, openai",
+        "one of ollama, openai, tei",
         D.WARN,
         "Endpoint shape when probing cannot tell.",
         p.choice(EmbedApi),

@@ -25,12 +25,13 @@ from datetime import datetime
 from typing import Any
 
 from undercroft_core.drawer import canonical_json
+from undercroft_core.errors import InvalidInput
 from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_vault import AuditRow, BlindIndex, VaultKeys, compute_tag, constant_time_equal
 
 from undercroft_store.errors import InvalidDrawer, StoreIntegrityError
-from undercroft_store.governance.admission import AdmissionGate, AdmissionPolicy, Decision
+from undercroft_store.governance.admission import AdmissionGate, AdmissionPolicy, Advisor, Decision
 from undercroft_store.kernel._internal.context import VaultContext, format_instant
 from undercroft_store.kernel._internal.governance import context_of, per_handle, set_per_handle
 from undercroft_store.kernel._internal.governance_tables import QUEUE_TABLE
@@ -149,11 +150,18 @@ def gate_for(store: object) -> AdmissionGate:
     return per_handle(context, "admission-gate", lambda: _build_gate(context))
 
 
-def install_gate(store: object, gate: AdmissionGate | AdmissionPolicy, *, seed: bool = True) -> AdmissionGate:
-    """Install a gate (or build one from `policy` on the vault clock) for this handle; seeded unless told not to."""
+def install_gate(
+    store: object, gate: AdmissionGate | AdmissionPolicy, *, seed: bool = True, advisor: Advisor | None = None
+) -> AdmissionGate:
+    """Install a gate (or build one from `policy` on the vault clock) for this handle; seeded unless told not to.
+
+    ``advisor`` is the tier-2 advisor the composition root built for a `policy` (UNDERCROFT_ADMISSION_LLM=advisory).
+    """
     context = context_of(store)
     if isinstance(gate, AdmissionPolicy):
-        gate = AdmissionGate(gate, clock=lambda: context.clock().timestamp())
+        gate = AdmissionGate(gate, advisor=advisor, clock=lambda: context.clock().timestamp())
+    elif advisor is not None:
+        raise InvalidInput("an advisor is installed with a policy, not beside a built gate")
     if seed:
         _seed(gate, context)
     set_per_handle(context, "admission-gate", gate)

@@ -9,8 +9,10 @@
   open and serves unaudited (the replica precedent).
 * `record_read(target, op, *, subject, scope, count)` — the same record, appended by hand (a surface
   door the store does not own).
-* `record_egress(target, kind, *, surface, recipient, counts, manifest_digest)` — unconditional, no
-  variable: one ``egress/<kind>`` record per export (or other custody-leaving path), anchored.
+* `record_egress(target, kind, *, surface, recipient, counts, manifest_digest, details=None)` — unconditional,
+  no variable: one ``egress/<kind>`` record per export (or other custody-leaving path), anchored. ``details``
+  binds what else the path declares (a served model's name, a refine run's scope and dry-run flag); the record's
+  tag covers `egress_document`, so a test recomputes it from the expected fields.
 * `anchor(target) -> int` — write the manifest anchor at the committed head; returns the height.
 * `ceiling_report(target, ceiling) -> CeilingReport` — the chain height against
   ``UNDERCROFT_AUDIT_CEILING``: reported, never enforced, never deletes.
@@ -52,6 +54,7 @@ __all__ = [
     "anchor",
     "audited_read",
     "ceiling_report",
+    "egress_document",
     "read_audit_enabled",
     "record_egress",
     "record_read",
@@ -112,6 +115,31 @@ def record_read(
     return True
 
 
+EgressDetail = str | int | bool | None
+
+
+def egress_document(
+    *,
+    surface: str,
+    recipient: str | None,
+    counts: Mapping[str, int],
+    manifest_digest: str,
+    details: Mapping[str, EgressDetail] | None = None,
+) -> bytes:
+    """The canonical bytes an ``egress/<kind>`` record's tag covers (``details`` absent when None or empty)."""
+    document: dict[str, object] = {
+        "surface": surface,
+        "recipient": recipient,
+        "counts": dict(sorted(counts.items())),
+        "manifest_digest": manifest_digest,
+    }
+    if details:
+        if any(not isinstance(key, str) or not isinstance(v, EgressDetail) for key, v in details.items()):
+            raise InvalidAuditRecord("egress details are text keys with text, integer, boolean or null values")
+        document["details"] = dict(sorted(details.items()))
+    return _canonical(document)
+
+
 def record_egress(
     target: VaultStore | VaultContext,
     kind: str,
@@ -120,7 +148,7 @@ def record_egress(
     recipient: str | None,
     counts: Mapping[str, int],
     manifest_digest: str,
-    details: Mapping[str, str | bool] | None = None,
+    details: Mapping[str, EgressDetail] | None = None,
 ) -> int:
     """Append one ``egress/<kind>`` record (unconditional) and anchor it; returns the chain height.
 
@@ -136,18 +164,13 @@ def record_egress(
         raise InvalidAuditRecord("egress counts must be non-negative integers")
     if context.read_only:
         raise ReadOnlyStore(f"vault {context.vault_id!r} is open read-only: this egress goes unaudited")
-    document: dict[str, object] = {
-        "surface": surface,
-        "recipient": recipient,
-        "counts": dict(sorted(counts.items())),
-        "manifest_digest": manifest_digest,
-    }
-    if details:
-        document["details"] = dict(sorted(details.items()))
+    body = egress_document(
+        surface=surface, recipient=recipient, counts=counts, manifest_digest=manifest_digest, details=details
+    )
     label = EGRESS_PREFIX + kind
     return _append(
         context,
-        AuditRow(label, compute_tag(context.keys, label, _canonical(document), b""), context.now()),
+        AuditRow(label, compute_tag(context.keys, label, body, b""), context.now()),
         anchored=True,
     )
 

@@ -43,6 +43,7 @@ from undercroft_store.kernel._internal.vectors import embed_quantised, pack_rows
 from undercroft_store.kernel.screening import Bypass, BypassReason
 from undercroft_store.kernel.writes import refresh_embeddings, refresh_fingerprints
 from undercroft_store.palace import Palace
+from undercroft_store.store import VaultStore
 
 __all__ = ["REPAIR_BATCH", "Progress", "RepairReport", "repair_context", "repair_vault"]
 
@@ -272,8 +273,23 @@ def repair_context(context: VaultContext, *, progress: Progress | None = None) -
     return report
 
 
-def repair_vault(palace: Palace, name: str, embedder: Embedder, *, progress: Progress | None = None) -> RepairReport:
-    """Open vault `name` writable with `embedder` (forced when the palace is) and repair it."""
+def repair_vault(
+    palace: Palace,
+    name: str,
+    embedder: Embedder,
+    *,
+    progress: Progress | None = None,
+    after: Callable[[VaultStore], None] | None = None,
+) -> RepairReport:
+    """Open vault `name` writable with `embedder` (forced when the palace is) and repair it.
+
+    ``after`` runs once the repair committed or failed, on the still-open handle (the served embedder's
+    ``egress/embed/repair`` record is appended there, so an aborted repair still records what left).
+    """
     with palace.open_vault(name, embedder) as store:
-        report = repair_context(store._context, progress=progress)
+        try:
+            report = repair_context(store._context, progress=progress)
+        finally:
+            if after is not None:
+                after(store)
     return report

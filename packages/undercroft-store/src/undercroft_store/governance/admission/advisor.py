@@ -23,10 +23,10 @@ class Advice(StrEnum):
 
 @runtime_checkable
 class Advisor(Protocol):
-    """A tier-2 classifier: `advise(content, wing=, room=)` answers an `Advice` (or raises)."""
+    """A tier-2 classifier: `advise(content, wing=, room=)` answers an `Advice`, None (unparseable), or raises."""
 
-    def advise(self, content: str, *, wing: str, room: str) -> Advice:
-        """Classify one admitted candidate."""
+    def advise(self, content: str, *, wing: str, room: str) -> Advice | None:
+        """Classify one admitted candidate (None: the model answered outside its schema)."""
         ...
 
 

@@ -95,6 +95,11 @@ class AdmissionGate:
         #: How each advisor consultation ended (failures are non-events, but counted).
         self.advisor_outcomes: Counter[AdvisorOutcome] = Counter()
 
+    @property
+    def advisor(self) -> Advisor | None:
+        """The tier-2 advisor this gate consults (None when none is installed)."""
+        return self._advisor
+
     def screen(self, content: str, *, wing: str, room: str, added_by: str) -> Decision:
         """Screen one write bound for `wing`/`room`, stamped `added_by` by the handler that took it."""
         if not self.policy.screening:
