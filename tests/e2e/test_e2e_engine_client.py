@@ -181,9 +181,12 @@ def test_every_route_through_the_client(engine: UndercroftClient) -> None:
     engine.send(calls.delete_by_source("acme", "notes.md"))
     drawer = engine.save("acme", "a drawer to delete").id
     engine.send(calls.delete_drawer("acme", drawer))
-    for pending in (calls.stats_history, calls.index_status, calls.refine):
-        with pytest.raises(NotBuilt):
-            engine.send(pending("acme"))
+    with pytest.raises(NotBuilt):
+        engine.send(calls.stats_history("acme"))
+    with pytest.raises(Conflict):  # this engine declares no UNDERCROFT_CHROMA_URL
+        engine.send(calls.index_status("acme", "chroma"))
+    with pytest.raises(Conflict):  # nor an UNDERCROFT_LLM_URL
+        engine.send(calls.refine("acme", dry_run=True))
     engine.send(calls.delete_vault("copy"))
     assert "copy" not in engine.send(calls.list_vaults())
 

@@ -18,7 +18,7 @@ from undercroft_cli.parity import CLI_ONLY, PARITY
 from undercroft_core.hash_embedder import HashEmbedder
 from undercroft_store import Palace
 
-_FRAMEWORK = {"/healthz", "/ui", "/ui/console.js", "/ui/console.css", "/v1/openapi.json", "/mcp"}
+_FRAMEWORK = {"/healthz", "/ui", "/ui/console.js", "/ui/console.css", "/v1/openapi.json", "/mcp", "/metrics"}
 
 
 @pytest.fixture
@@ -127,5 +127,6 @@ def test_cli_search_takes_every_argument_the_shared_search_operation_takes() -> 
 
     command = cli.get_command(click.Context(cli), "search")
     assert command is not None
-    cli_names = {param.name for param in command.params} - {"vault", "as_json"}  # the CLI's own framing
+    # The CLI's own framing, and its remote-search option (a mirror is declared per process, CLI-side only).
+    cli_names = {param.name for param in command.params} - {"vault", "as_json", "backend"}
     assert cli_names == set(registry()["undercroft_search"].properties)

@@ -106,10 +106,13 @@ PARITY: tuple[Capability, ...] = (
         (("POST", f"{_V}/verify-forgetting"),),
     ),
     Capability(
-        "remote index status",
-        "gap: remote vector indexes (issue 27)",
-        ("undercroft_index_status",),
-        (("GET", f"{_V}/index/status"),),
+        "remote index status", ("index status",), ("undercroft_index_status",), (("GET", f"{_V}/index/status"),)
+    ),
+    Capability(
+        "remote index push",
+        ("index push",),
+        "boundary: an egress act (the corpus leaves for a remote index): operator only, like export",
+        "gap: not in the documents' /v1 table; push from the CLI",
     ),
     Capability("fact add", ("kg add",), ("undercroft_kg_add",), _KG_WRITE),
     Capability("fact invalidate", ("kg invalidate",), ("undercroft_kg_invalidate",), _KG_WRITE),
@@ -182,7 +185,7 @@ PARITY: tuple[Capability, ...] = (
     Capability("anchor", ("anchor",), _op("anchor"), (("POST", f"{_V}/anchor"),)),
     Capability("export", ("export",), _op("export"), (("GET", f"{_V}/export"),)),
     Capability("import", ("import",), _op("import"), (("POST", f"{_V}/import"),)),
-    Capability("refine", "gap: the LLM roles (issue 26)", _op("refine"), (("POST", f"{_V}/refine"),)),
+    Capability("refine", ("refine",), _op("refine"), (("POST", f"{_V}/refine"),)),
     Capability(
         "stats history",
         "gap: telemetry (the observability issue)",

@@ -64,7 +64,7 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", f"{_V}/kg/authority", "declare authority_class / review_state on a fact"),
     Route("GET", f"{_V}/supersessions", "drawer supersession links and their verdicts"),
     Route("GET", f"{_V}/kg/rel", "facts by predicate ?predicate=&as_of="),
-    Route("GET", f"{_V}/index/status", "remote mirror vs local counts", pending="remote vector indexes (issue 27)"),
+    Route("GET", f"{_V}/index/status", "remote mirror vs local counts ?backend= (remote_records null: no mirror)"),
     # tunnels
     Route("POST", f"{_V}/tunnels", "connect two wings {from, to, label}"),
     Route("GET", f"{_V}/tunnels", "list tunnels ?wing="),
@@ -95,7 +95,7 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", f"{_V}/witness", "check a witness (body) against this vault"),
     Route("POST", f"{_V}/verify-forgetting", "check an attestation this vault issued (body)"),
     # maintenance / portability
-    Route("POST", f"{_V}/refine", "LLM distillation into the knowledge graph", pending="the LLM roles (issue 26)"),
+    Route("POST", f"{_V}/refine", "LLM distillation into the knowledge graph {wing?, room?, limit?, dry_run?}"),
     Route("POST", f"{_V}/verify", "HMAC + audit-chain report"),
     Route("POST", f"{_V}/repair", "the remediation half of verify (a write)"),
     Route("POST", f"{_V}/anchor", "tighten the manifest rollback anchor (a write)"),

@@ -178,9 +178,10 @@ class EngineCalls:
         """``GET …/kg/rel``: facts by predicate."""
         return self._call("kg_rel", vault, _json, query={"predicate": predicate, "as_of": as_of})
 
-    def index_status(self, vault: str) -> Call[JSON]:
-        """``GET …/index/status``."""
-        return self._call("index_status", vault, _json)
+    def index_status(self, vault: str, backend: str) -> Call[JSON]:
+        """``GET …/index/status?backend=``: the mirror's counts beside the local ones (``remote_records`` None:
+        no mirror exists)."""
+        return self._call("index_status", vault, _json, query={"backend": backend})
 
     # --- tunnels ---------------------------------------------------------------------------------------
     def create_tunnel(self, vault: str, source: str, target: str, label: str | None = None) -> Call[JSON]:
@@ -293,9 +294,18 @@ class EngineCalls:
         return self._call("verify_forgetting", vault, _json, content=json.dumps(receipt).encode())
 
     # --- maintenance / portability ---------------------------------------------------------------------------
-    def refine(self, vault: str) -> Call[JSON]:
-        """``POST …/refine``."""
-        return self._call("refine", vault, _json)
+    def refine(
+        self,
+        vault: str,
+        *,
+        wing: str | None = None,
+        room: str | None = None,
+        limit: int | None = None,
+        dry_run: bool | None = None,
+    ) -> Call[JSON]:
+        """``POST …/refine``: distil drawers into facts through the engine's served LLM (operator only)."""
+        body = {"wing": wing, "room": room, "limit": limit, "dry_run": dry_run}
+        return self._call("refine", vault, _json, body=body)
 
     def verify(self, vault: str) -> Call[VerifyReport]:
         """``POST …/verify``: raises `IntegrityError` when the vault fails."""

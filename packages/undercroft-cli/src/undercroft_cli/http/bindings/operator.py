@@ -28,7 +28,9 @@ from undercroft_store.memory.kg.authority import declare_authority
 from undercroft_store.memory.kg.facts import AUTHORITY_CLASSES, REVIEW_STATES
 from undercroft_vault.manifest import LEVELS
 
+from undercroft_cli._internal.composition import INDEX_BACKENDS, open_mirror
 from undercroft_cli._internal.egress import record_export
+from undercroft_cli._internal.served import build_chat_model
 from undercroft_cli._internal.transfer_format import parse_export
 from undercroft_cli._internal.transfer_io import collect_export, import_export_bytes
 from undercroft_cli.http.bindings.shapes import jsonable
@@ -36,7 +38,9 @@ from undercroft_cli.http.errors import HttpRefusal
 from undercroft_cli.http.operations import Binding, Call, Reach, Source
 from undercroft_cli.http.tenancy import SURFACE
 from undercroft_cli.mcp.fences import resident_in_quarantine
-from undercroft_cli.mcp.tools.base import integer, string
+from undercroft_cli.mcp.tools.base import boolean, integer, string
+from undercroft_cli.operations.refine import refine
+from undercroft_cli.operations.remote_index import index_status_record
 
 __all__ = ["MAX_IMPORT_BODY", "OPERATOR_BINDINGS"]
 
@@ -228,6 +232,32 @@ def _import(call: Call) -> dict[str, Any]:
     }
 
 
+def _index_status(call: Call) -> dict[str, Any]:
+    """A read: a describe, then a count when the collection exists; nothing is created on the backend."""
+    with open_mirror(call.args.required_text("backend"), _vault(call)) as mirror:
+        return index_status_record(call.live.store, mirror)
+
+
+def _refine(call: Call) -> dict[str, Any]:
+    """The CLI's refine, through the same function: one egress/refine record per run that sent anything."""
+    from undercroft_llm import Extractor
+
+    model = build_chat_model(why="refine")
+    try:
+        report = refine(
+            call.live.store,
+            Extractor(model),
+            surface=SURFACE,
+            wing=call.args.text("wing"),
+            room=call.args.text("room"),
+            limit=call.args.integer("limit"),
+            dry_run=call.args.flag("dry_run"),
+        )
+    finally:
+        model.close()
+    return report.to_dict()
+
+
 _PAGE = {
     "limit": integer("at most this many", minimum=1, maximum=10_000, default=100),
     "offset": integer("skip this many", minimum=0, maximum=100_000_000, default=0),
@@ -323,6 +353,23 @@ OPERATOR_BINDINGS: dict[tuple[str, str], Binding] = {
         "verify_forgetting", {}, _verify_forgetting, source=Source.NONE, reach=Reach.RAW
     ),
     ("POST", f"{_V}/repair"): Binding("repair", {}, _repair, source=Source.NONE, reach=Reach.PALACE),
+    ("GET", f"{_V}/index/status"): Binding(
+        "index_status",
+        {"backend": string("the mirror's backend", enum=INDEX_BACKENDS)},
+        _index_status,
+        required=("backend",),
+        source=Source.QUERY,
+    ),
+    ("POST", f"{_V}/refine"): Binding(
+        "refine",
+        {
+            "wing": string("only drawers in this wing"),
+            "room": string("only drawers in this room"),
+            "limit": integer("at most this many drawers (newest first)", minimum=1, maximum=100_000),
+            "dry_run": boolean("send and ground, write no fact (the egress is recorded all the same)"),
+        },
+        _refine,
+    ),
     ("POST", f"{_V}/anchor"): Binding(
         "anchor", {}, lambda call: {"behind_by": anchor(call.live.store)}, source=Source.NONE
     ),
