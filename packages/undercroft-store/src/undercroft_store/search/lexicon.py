@@ -24,12 +24,12 @@ from typing import Final, Protocol
 import numpy as np
 from numpy.typing import NDArray
 from undercroft_core.drawer import Drawer
-from undercroft_core.language import LANGUAGES, lexeme_keys, script_of
+from undercroft_core.language import LANGUAGES, function_words, lexeme_keys, script_of
 
 from undercroft_store.search._internal.row_marks import tag_marks, too_many
 from undercroft_store.search._internal.term_bags import TermBag, term_bag
 
-__all__ = ["FILL_BATCH", "NO_LANGUAGE", "BagSource", "LexicalEntry", "LexicalPool", "Lexicon"]
+__all__ = ["FILL_BATCH", "NO_LANGUAGE", "VOTER_WORDS", "BagSource", "LexicalEntry", "LexicalPool", "Lexicon"]
 
 #: Drawers hydrated per batch when filling (and warming) the cache.
 FILL_BATCH: Final = 500
@@ -39,6 +39,8 @@ _LANGUAGE_INDEX: Final = {code: index for index, code in enumerate(LANGUAGES)}
 # A cell packs (term id << 32 | count): counts stay below 2**32 (content is bounded at 16 MiB).
 _COUNT_BITS: Final = 32
 _COUNT_MASK: Final = (1 << _COUNT_BITS) - 1
+#: Every language's function words: the only terms a pool's language vote reads (`lexical._pool_resolution`).
+VOTER_WORDS: Final = frozenset().union(*(function_words(code) for code in LANGUAGES))
 
 
 @lru_cache(maxsize=1 << 18)
@@ -61,14 +63,16 @@ class BagSource(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class LexicalEntry:
-    """One verified drawer's lexical bag: packed (term id, count) cells, length in terms, scripts, room, and
-    the language it reads as (None: it does not say)."""
+    """One verified drawer's lexical bag: packed (term id, count) cells, length in terms, scripts, room, the
+    language it reads as (None: it does not say), and the cells of its function words (`VOTER_WORDS`), so a
+    pool's language vote reads a handful of cells per drawer instead of its whole bag."""
 
     cells: bytes
     length: int
     scripts: frozenset[str]
     room: str
     language: str | None = None
+    voters: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +86,8 @@ class LexicalPool:
     lengths: NDArray[np.float64]
     #: Per row, the index in `LANGUAGES` of the language the drawer reads as (`NO_LANGUAGE`: none).
     languages: NDArray[np.int16]
+    #: The rows' entries, in row order.
+    entries: Sequence[LexicalEntry] = ()
 
     @property
     def size(self) -> int:
@@ -109,6 +115,17 @@ class LexicalPool:
         terms = self.lexicon.terms
         return {terms[term_id]: int(total) for term_id, total in zip(ids.tolist(), sums.tolist(), strict=True)}
 
+    def voter_counts(self, rows: int) -> dict[str, int]:
+        """Function-word counts summed over the first ``rows`` candidates: `row_counts` restricted to
+        `VOTER_WORDS`, read from each entry's voter cells."""
+        totals: dict[int, int] = {}
+        for entry in self.entries[:rows]:
+            for cell in np.frombuffer(entry.voters, dtype=np.int64).tolist():
+                term_id = cell >> _COUNT_BITS
+                totals[term_id] = totals.get(term_id, 0) + (cell & _COUNT_MASK)
+        terms = self.lexicon.terms
+        return {terms[term_id]: total for term_id, total in totals.items()}
+
 
 class Lexicon:
     """Lexical bags of verified drawers by seq, for one store generation; keep one per `Searcher`."""
@@ -134,6 +151,9 @@ class Lexicon:
         #: term -> (epoch, terms checked, ids within its typo budget): `lexical._typo_ids` extends it as the
         #: vocabulary grows instead of re-scanning a pool's vocabulary on every query.
         self.typo_memo: dict[str, tuple[int, int, frozenset[int]]] = {}
+        #: (term, language) -> (epoch, terms checked, its confirmed morphological relatives as sorted
+        #: (term, id) pairs): `lexical._relatives` extends it over terms interned since, like `typo_memo`.
+        self.relative_memo: dict[tuple[str, str], tuple[int, int, tuple[tuple[str, int], ...]]] = {}
 
     def __len__(self) -> int:
         """Entries held."""
@@ -161,6 +181,7 @@ class Lexicon:
         self._generation = None
         self.epoch += 1
         self.typo_memo = {}
+        self.relative_memo = {}
 
     def sync(self, source: BagSource) -> None:
         """Follow ``source`` to its current generation: drop the entries of vanished or changed drawers (by
@@ -211,9 +232,11 @@ class Lexicon:
             if term not in vocabulary:
                 self._intern(term)
         ids = np.array([vocabulary[term] for term in bag.counts], dtype=np.int64)
-        cells = (ids << _COUNT_BITS) | np.array(list(bag.counts.values()), dtype=np.int64)
+        cells = np.sort((ids << _COUNT_BITS) | np.array(list(bag.counts.values()), dtype=np.int64))
         scripts = self._scripts.setdefault(bag.scripts, bag.scripts)
-        return LexicalEntry(np.sort(cells).tobytes(), bag.length, scripts, room, bag.resolution().language)
+        voting = sorted(vocabulary[term] for term in VOTER_WORDS.intersection(bag.counts))
+        voters = cells[np.isin(cells >> _COUNT_BITS, voting)].tobytes() if voting else b""
+        return LexicalEntry(cells.tobytes(), bag.length, scripts, room, bag.resolution().language, voters)
 
     def add(self, seq: int, drawer: Drawer) -> LexicalEntry:
         """File the bag of ``drawer`` (which the caller has just read verified) under ``seq``."""
@@ -257,6 +280,7 @@ class Lexicon:
             counts=(packed & _COUNT_MASK).astype(np.float64),
             lengths=lengths,
             languages=languages,
+            entries=entries,
         )
 
     @classmethod
