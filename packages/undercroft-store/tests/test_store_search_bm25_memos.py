@@ -122,9 +122,7 @@ def vault(tmp_path: Path) -> Iterator[tuple[Palace, VaultStore]]:
     with Palace(tmp_path) as palace:
         palace.create_vault("v", level="sealed")
         with palace.open_vault("v", EMBEDDER) as store:
-            store.write(
-                [DrawerWrite(_drawer(i, text)) for i, text in enumerate([*FILLER, SECRET])], screening=Screen()
-            )
+            store.write([DrawerWrite(_drawer(i, text)) for i, text in enumerate([*FILLER, SECRET])], screening=Screen())
             yield palace, store
 
 
@@ -168,7 +166,9 @@ def test_a_write_reaches_new_words_through_warm_memos(vault: tuple[Palace, Vault
     _, store = vault
     searcher = _warmed(store)
     fresh_id = append_drawer_id("w", "r", 99)
-    store.write([DrawerWrite(_drawer(99, "A zeppelinist moored the zeppelins beside the harbour."))], screening=Screen())
+    store.write(
+        [DrawerWrite(_drawer(99, "A zeppelinist moored the zeppelins beside the harbour."))], screening=Screen()
+    )
     # the exact form, a relative and a typo of words the memos have never seen
     for probe in ("zeppelins", "zeppelin", "zepellins"):
         assert fresh_id in _ids(searcher, probe), probe

@@ -26,8 +26,10 @@ from numpy.typing import NDArray
 from undercroft_core.drawer import Drawer
 from undercroft_core.language import LANGUAGES, function_words, lexeme_keys, script_of
 
-from undercroft_store.search._internal.row_marks import tag_marks, too_many
+from undercroft_store.search._internal.change_feed import change_feed
+from undercroft_store.search._internal.row_marks import tag_marks, tags_of, too_many
 from undercroft_store.search._internal.term_bags import TermBag, term_bag
+from undercroft_store.store import VaultStore
 
 __all__ = ["FILL_BATCH", "NO_LANGUAGE", "VOTER_WORDS", "BagSource", "LexicalEntry", "LexicalPool", "Lexicon"]
 
@@ -142,6 +144,7 @@ class Lexicon:
         # and the held seqs filled while absent from it (a write racing the sync): dropped at the next one.
         self._marks: dict[int, bytes] = {}
         self._untagged: set[int] = set()
+        self._position: int | None = None  # in the handle's change feed, as of the last sync
         self.filled = 0
         self.resets = 0
         #: Entries dropped one by one because their drawer vanished or its tag changed.
@@ -179,23 +182,37 @@ class Lexicon:
         self._marks = {}
         self._untagged = set()
         self._generation = None
+        self._position = None
         self.epoch += 1
         self.typo_memo = {}
         self.relative_memo = {}
 
     def sync(self, source: BagSource) -> None:
         """Follow ``source`` to its current generation: drop the entries of vanished or changed drawers (by
-        their tags), or everything when the diff is too large or cannot be read."""
+        their tags — those the handle's change feed names, else every row's), or everything when the diff is
+        too large or cannot be read."""
         generation = source.generation
         if self._generation == generation:
             return
-        marks = tag_marks(source)
+        feed = change_feed(source)
+        named, position = feed.since(self._position) if feed is not None else (None, None)
         old = self._marks
-        if marks is None or self._generation is None:
-            touched = None
+        marks: dict[int, bytes] | None
+        if named is not None and self._generation is not None and isinstance(source, VaultStore):
+            named |= self._untagged
+            tags = tags_of(source, named)
+            marks = dict(old)  # replaced, never mutated (see above)
+            for seq in named:
+                marks.pop(seq, None)
+            marks.update(tags)
+            touched: set[int] | None = {seq for seq in named if old.get(seq) != tags.get(seq)} | self._untagged
         else:
-            touched = {seq for seq in old.keys() | marks.keys() if old.get(seq) != marks.get(seq)}
-            touched |= self._untagged
+            marks = tag_marks(source)
+            if marks is None or self._generation is None:
+                touched = None
+            else:
+                touched = {seq for seq in old.keys() | marks.keys() if old.get(seq) != marks.get(seq)}
+                touched |= self._untagged
         if touched is None or too_many(len(touched), len(marks or ())):
             if self._generation is not None:
                 self.resets += 1
@@ -205,8 +222,8 @@ class Lexicon:
                 if self._entries.pop(seq, None) is not None:
                     self.dropped += 1
             self._untagged = set()
-        self._marks = marks or {}
-        self._generation = generation
+        # Advanced together with the marks and generation: a sync that raised above leaves all three as they were.
+        self._marks, self._generation, self._position = marks or {}, generation, position
 
     def term_id(self, term: str) -> int | None:
         """The interned id of ``term`` (None: no cached drawer holds it)."""
