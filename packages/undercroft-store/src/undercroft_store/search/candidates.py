@@ -161,14 +161,17 @@ class EmbeddingCache:
         ]
         fresh = decode_rows(source, rows, stale) if stale else np.zeros((0, old.unit.shape[1]), dtype=np.float32)
         self.reopened += len(stale)
-        marks = dict(known)  # replaced, never mutated: a failed decode above left the old snapshot whole
-        for seq in touched:
-            marks.pop(seq, None)
-        marks.update(zip(rows.seqs.tolist(), rows.marks, strict=True))
         if len(stale) == len(rows.seqs) and (not len(old.seqs) or min(touched) > int(old.seqs[-1])):
-            return _Snapshot(generation, *self._appended(old, rows.seqs, fresh), marks, position)
-        self._spare = None
-        return _Snapshot(generation, *_merged(old, touched, rows, stale, fresh), marks, position)
+            seqs, unit = self._appended(old, rows.seqs, fresh)
+        else:
+            self._spare = None
+            seqs, unit = _merged(old, touched, rows, stale, fresh)
+        # The marks move in place (no copy of a vault-sized dictionary) only once the new matrix exists: a
+        # failure above leaves the old snapshot whole, marks included.
+        for seq in touched:
+            known.pop(seq, None)
+        known.update(zip(rows.seqs.tolist(), rows.marks, strict=True))
+        return _Snapshot(generation, seqs, unit, known, position)
 
     def _appended(
         self, old: _Snapshot, seqs: NDArray[np.int64], unit: NDArray[np.float32]

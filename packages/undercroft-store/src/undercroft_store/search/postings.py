@@ -129,7 +129,13 @@ class Postings:
             base = base[~np.isin(base, self._void_sorted)]
         extra = self._overlay_terms.get(term_id)
         if extra:
-            base = np.union1d(base, np.fromiter(extra, dtype=np.int64, count=len(extra)))
+            # Every overlay seq is voided in the layout above, so the two never share a seq: a concatenation,
+            # sorted only when the overlay reaches below the layout's last holder (appends do not).
+            added = np.sort(np.fromiter(extra, dtype=np.int64, count=len(extra)))
+            low = bool(len(base)) and added[0] < base[-1]
+            base = np.concatenate((base, added))
+            if low:
+                base.sort(kind="stable")
         return base
 
     def rare_holders(self, term_ids: Sequence[int], population: NDArray[np.int64], budget: int) -> NDArray[np.int64]:

@@ -54,10 +54,12 @@ class ScopeMemo:
             rows = self._rows(named)
             gone = np.fromiter(named, dtype=np.int64, count=len(named))
             for key, old in answers.items():
-                fresh = [seq for seq, (wing, room, kind) in rows.items() if _admits(key, wing, room, kind)]
+                fresh = sorted(seq for seq, (wing, room, kind) in rows.items() if _admits(key, wing, room, kind))
                 kept = old[~np.isin(old, gone)] if len(gone) else old
-                patched = np.union1d(kept, np.asarray(fresh, dtype=np.int64)) if fresh else kept
-                patched = np.ascontiguousarray(patched, dtype=np.int64)
+                # fresh seqs were all removed from kept above: no repeats; appends (higher seqs) need no sort
+                patched = np.concatenate((kept, np.asarray(fresh, dtype=np.int64))) if fresh else kept.copy()
+                if fresh and len(kept) and fresh[0] < kept[-1]:
+                    patched.sort()
                 patched.setflags(write=False)
                 self._answers[key] = patched
         self._generation, self._position = generation, position
