@@ -3,6 +3,8 @@
     python benchmarks/bench_search_cost.py                      # 10k (200 queries) and 100k (100 queries)
     python benchmarks/bench_search_cost.py --sizes 10000 --clock wall
     python benchmarks/bench_search_cost.py --locomo FILE --arm undercroft --golden OUT.jsonl
+    python benchmarks/bench_search_cost.py --synthetic DIR      # gen_corpus.py output: CPU per query
+    python benchmarks/bench_search_cost.py --feed-ingest        # ingest with and without the change feed
     python benchmarks/bench_search_cost.py --smoke              # 500 drawers, 20 queries (CI)
 
 Store mode prints one JSON line per size: ingest rate (no searcher on the handle), the first search after
@@ -153,6 +155,69 @@ def run_locomo(path: str, arm: str, golden: str, extra: list[str]) -> int:
     return code
 
 
+def run_synthetic(folder: Path) -> dict[str, float]:
+    """CPU per query over ``../shared/tools/gen_corpus.py``'s corpus (one sealed vault, room = topic folder):
+    the 50 queries on a fresh searcher, then the same 50 again."""
+    files = sorted(folder.glob("corpus/*/*.md"))
+    queries = [item["query"] for item in json.loads((folder / "queries.json").read_text(encoding="utf-8"))]
+    embedder = HashEmbedder()
+    passes: list[list[float]] = [[], []]
+    with tempfile.TemporaryDirectory() as home, Palace(Path(home)) as palace:
+        palace.create_vault("v", level="sealed")
+        with palace.open_vault("v", embedder) as store:
+            writes = [
+                DrawerWrite(
+                    Drawer(
+                        id=append_drawer_id("w", path.parent.name, index),
+                        content=path.read_text(encoding="utf-8"),
+                        wing="w",
+                        room=path.parent.name,
+                        chunk_index=index,
+                        id_recipe="append",
+                        added_by="bench",
+                        filed_at=bench_search.FILED_AT,
+                    )
+                )
+                for index, path in enumerate(files)
+            ]
+            for first in range(0, len(writes), BATCH):
+                store.write(writes[first : first + BATCH], screening=Screen())
+            searcher = Searcher(store, embedder)
+            for spent in passes:
+                for question in queries:
+                    started = time.process_time()
+                    searcher.search(SearchRequest(question, limit=10))
+                    spent.append(time.process_time() - started)
+    return {
+        "queries": len(queries),
+        "first_pass_median_ms": round(statistics.median(passes[0]) * 1000, 2),
+        "second_pass_median_ms": round(statistics.median(passes[1]) * 1000, 2),
+    }
+
+
+def run_feed_ingest(rounds: int = 3, drawers: int = 4000) -> dict[str, list[int]]:
+    """CPU drawers/s of ingest into fresh sealed vaults, alternately without and with the handle's change feed
+    installed (its TEMP triggers then log every row written)."""
+    from undercroft_store.search._internal.change_feed import change_feed
+
+    rng = random.Random(1)  # noqa: S311 - a reproducible synthetic corpus
+    texts = bench_search._texts(rng, bench_search._vocabulary(rng), drawers)
+    embedder = HashEmbedder()
+    rates: dict[str, list[int]] = {"off": [], "on": []}
+    for _ in range(rounds):
+        for mode, rate in rates.items():
+            with tempfile.TemporaryDirectory() as home, Palace(Path(home)) as palace:
+                palace.create_vault("v", level="sealed")
+                with palace.open_vault("v", embedder) as store:
+                    if mode == "on":
+                        change_feed(store)
+                    started = time.process_time()
+                    for first in range(0, drawers, BATCH):
+                        store.write(_writes(texts[first : first + BATCH], first), screening=Screen())
+                    rate.append(round(drawers / max(time.process_time() - started, 1e-9)))
+    return rates
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="a tiny run for CI")
@@ -163,7 +228,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--arm", default="undercroft", choices=("undercroft", "undercroft-when"))
     parser.add_argument("--golden", default=None, help="golden mode: where the hit lists go")
     parser.add_argument("--limit-conversations", type=int, default=None)
+    parser.add_argument("--synthetic", type=Path, default=None, help="gen_corpus.py output: CPU per query")
+    parser.add_argument("--feed-ingest", action="store_true", help="ingest with and without the change feed")
     args = parser.parse_args(argv)
+    if args.synthetic is not None:
+        print(json.dumps(run_synthetic(args.synthetic)))
+        return 0
+    if args.feed_ingest:
+        print(json.dumps(run_feed_ingest(1, 500) if args.smoke else run_feed_ingest()))
+        if not args.smoke:
+            return 0
     if args.locomo is not None:
         if args.golden is None:
             parser.error("--locomo needs --golden OUT")

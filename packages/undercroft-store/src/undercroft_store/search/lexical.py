@@ -116,14 +116,23 @@ class LexicalScores:
 
 def _relatives(term: str, pool: LexicalPool, present: set[int], language: str) -> list[tuple[str, int]]:
     """The pool's morphological relatives of ``term`` under ``language``: filed under one of its lexeme keys,
-    then confirmed pairwise — once per (term, language) and vocabulary growth (`Lexicon.relative_memo`),
-    so a query pays a filter of the confirmed relatives by the pool, not the confirmation."""
+    then confirmed pairwise. A (term, language) met again is confirmed once against the whole vocabulary and
+    extended over terms interned since (`Lexicon.relative_memo`), so a query then pays a filter of the
+    confirmed relatives by the pool; met once, only the pool's candidates are confirmed (a one-off query
+    term does not pay for the whole vocabulary)."""
     lexicon = pool.lexicon
     memo = lexicon.relative_memo
     key = (term, language)
     held = memo.get(key)
-    checked, known = (held[1], held[2]) if held is not None and held[0] == lexicon.epoch else (0, ())
     terms = lexicon.terms
+    if len(memo) >= _TYPO_MEMO:
+        memo.clear()
+    if held is None or held[0] != lexicon.epoch:
+        memo[key] = (lexicon.epoch, _SEEN_ONCE, ())
+        own = lexicon.term_id(term)
+        candidates = [(terms[other], other) for other in lexicon.near(term) if other != own and other in present]
+        return sorted(item for item in candidates if _relative(term, item[0], language))
+    checked, known = max(held[1], 0), held[2]
     if checked < len(terms):
         own = lexicon.term_id(term)
         fresh = [
@@ -132,10 +141,12 @@ def _relatives(term: str, pool: LexicalPool, present: set[int], language: str) -
             if other >= checked and other != own and _relative(term, terms[other], language)
         ]
         known = tuple(sorted((*known, *fresh))) if fresh else known
-        if len(memo) >= _TYPO_MEMO:
-            memo.clear()
         memo[key] = (lexicon.epoch, len(terms), known)
     return [item for item in known if item[1] in present]
+
+
+#: `Lexicon.relative_memo`'s "terms checked" for a (term, language) met once: nothing confirmed yet.
+_SEEN_ONCE: Final = -1
 
 
 def _row_languages(script: str, pool: LexicalPool, fallback: LanguageResolution) -> NDArray[np.int16]:
