@@ -30,7 +30,14 @@ from typing import Final, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from undercroft_store.search._internal.row_marks import decode_rows, embedding_rows, too_many, unit_rows
+from undercroft_store.search._internal.change_feed import change_feed
+from undercroft_store.search._internal.row_marks import (
+    EmbeddingRows,
+    decode_rows,
+    embedding_rows,
+    too_many,
+    unit_rows,
+)
 from undercroft_store.store import EmbeddingMatrix, VaultStore
 
 __all__ = [
@@ -75,6 +82,7 @@ class _Snapshot:
     seqs: NDArray[np.int64]
     unit: NDArray[np.float32]
     marks: dict[int, bytes] | None  # seq → digest of (tag, embedding blob); None: not diffable
+    position: int | None = None  # in the handle's change feed (None: no feed)
 
 
 class EmbeddingCache:
@@ -87,6 +95,9 @@ class EmbeddingCache:
     def __init__(self) -> None:
         """An empty cache; the first search fills it."""
         self._snapshot: _Snapshot | None = None
+        # Rows past the snapshot's own, where appends land without copying the matrix (its unit and seqs are
+        # views of these): rows a snapshot holds are never written again, so an older view stays whole.
+        self._spare: tuple[NDArray[np.int64], NDArray[np.float32]] | None = None
         #: Refreshes for a moved generation (full or incremental), and rows opened by incremental ones.
         self.rebuilds = 0
         self.reopened = 0
@@ -102,6 +113,11 @@ class EmbeddingCache:
         return snapshot.seqs, snapshot.unit
 
     def _refresh(self, source: EmbeddingSource, generation: int, old: _Snapshot | None) -> _Snapshot:
+        feed = change_feed(source)
+        touched, position = feed.since(None if old is None else old.position) if feed is not None else (None, None)
+        if touched is not None and old is not None and old.marks is not None and isinstance(source, VaultStore):
+            if not too_many(len(touched), len(old.marks)):
+                return self._apply(source, generation, old, old.marks, touched, position)
         rows = embedding_rows(source)
         if rows is None or not isinstance(source, VaultStore):
             matrix = source.iter_embeddings()
@@ -112,23 +128,96 @@ class EmbeddingCache:
         known = old.marks if old is not None else None
         every = list(range(len(rows.marks)))
         if old is None or known is None:
-            return _Snapshot(generation, rows.seqs, decode_rows(source, rows, every), marks)
+            return _Snapshot(generation, rows.seqs, decode_rows(source, rows, every), marks, position)
         stale = [i for i, (seq, mark) in enumerate(marks.items()) if known.get(seq) != mark]
         if too_many(len(stale) + len(known.keys() - marks.keys()), len(every)):
-            return _Snapshot(generation, rows.seqs, decode_rows(source, rows, every), marks)
+            return _Snapshot(generation, rows.seqs, decode_rows(source, rows, every), marks, position)
         # Unchanged rows are copied from the old matrix in one gather (a new array: a caller may still hold
         # the old one); only the stale rows, overwritten below, are opened again.
         if len(old.seqs) == 0:
-            return _Snapshot(generation, rows.seqs, decode_rows(source, rows, every), marks)
+            return _Snapshot(generation, rows.seqs, decode_rows(source, rows, every), marks, position)
         unit = old.unit[np.minimum(np.searchsorted(old.seqs, rows.seqs), len(old.seqs) - 1)]
         if stale:
             unit[stale] = decode_rows(source, rows, stale)
             self.reopened += len(stale)
-        return _Snapshot(generation, rows.seqs, unit, marks)
+        return _Snapshot(generation, rows.seqs, unit, marks, position)
+
+    def _apply(
+        self,
+        source: VaultStore,
+        generation: int,
+        old: _Snapshot,
+        known: dict[int, bytes],
+        touched: set[int],
+        position: int | None,
+    ) -> _Snapshot:
+        """``old`` with just the rows the change feed names re-read: O(change) reads, not O(vault)."""
+        rows = embedding_rows(source, touched)
+        assert rows is not None  # a vault store
+        stale = [
+            i
+            for i, (seq, mark) in enumerate(zip(rows.seqs.tolist(), rows.marks, strict=True))
+            if known.get(seq) != mark
+        ]
+        fresh = decode_rows(source, rows, stale) if stale else np.zeros((0, old.unit.shape[1]), dtype=np.float32)
+        self.reopened += len(stale)
+        if len(stale) == len(rows.seqs) and (not len(old.seqs) or min(touched) > int(old.seqs[-1])):
+            seqs, unit = self._appended(old, rows.seqs, fresh)
+        else:
+            self._spare = None
+            seqs, unit = _merged(old, touched, rows, stale, fresh)
+        # The marks move in place (no copy of a vault-sized dictionary) only once the new matrix exists: a
+        # failure above leaves the old snapshot whole, marks included.
+        for seq in touched:
+            known.pop(seq, None)
+        known.update(zip(rows.seqs.tolist(), rows.marks, strict=True))
+        return _Snapshot(generation, seqs, unit, known, position)
+
+    def _appended(
+        self, old: _Snapshot, seqs: NDArray[np.int64], unit: NDArray[np.float32]
+    ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        """``old`` followed by new rows (higher seqs): written past its end in the spare buffers (grown by a
+        quarter when full), so an append costs its own rows, not a copy of the matrix."""
+        held, added = len(old.seqs), len(seqs)
+        spare = self._spare
+        if spare is None or spare[1].shape[0] < held + added or old.unit.base is not spare[1]:
+            capacity = held + added + max(64, (held + added) // 4)
+            grown = (np.empty(capacity, dtype=np.int64), np.empty((capacity, old.unit.shape[1]), dtype=np.float32))
+            grown[0][:held], grown[1][:held] = old.seqs, old.unit
+            spare = self._spare = grown
+        spare[0][held : held + added] = seqs
+        spare[1][held : held + added] = unit
+        return spare[0][: held + added], spare[1][: held + added]
 
     def clear(self) -> None:
         """Drop the cached matrix (closing a vault wipes it with the keys)."""
         self._snapshot = None
+        self._spare = None
+
+
+def _merged(
+    old: _Snapshot, touched: set[int], rows: EmbeddingRows, stale: list[int], fresh: NDArray[np.float32]
+) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+    """The old rows minus every touched seq, plus the touched seqs still present (their stale rows ``fresh``,
+    the others — tag and blob unchanged — copied from the old matrix), ascending seq."""
+    gone = np.fromiter(touched, dtype=np.int64, count=len(touched))
+    kept = ~np.isin(old.seqs, gone)
+    present = rows.seqs
+    rows_unit = np.zeros((len(present), old.unit.shape[1]), dtype=np.float32)
+    if len(present):
+        same = np.ones(len(present), dtype=bool)
+        same[stale] = False
+        if same.any():
+            at = np.minimum(np.searchsorted(old.seqs, present[same]), max(len(old.seqs) - 1, 0))
+            rows_unit[same] = old.unit[at]
+        rows_unit[~same] = fresh
+    kept_seqs = old.seqs[kept]
+    if len(present) and (not len(kept_seqs) or present[0] > kept_seqs[-1]):
+        # appends only (the common case): concatenate, no re-sort
+        return np.concatenate((kept_seqs, present)), np.concatenate((old.unit[kept], rows_unit))
+    seqs = np.concatenate((kept_seqs, present))
+    order = np.argsort(seqs, kind="stable")
+    return seqs[order], np.concatenate((old.unit[kept], rows_unit))[order]
 
 
 @dataclass(frozen=True, slots=True)

@@ -418,7 +418,12 @@ class Searcher:
             if window.source == "declared":
                 positions = [i for i in positions if i in in_window]
         promote = window is not None and window.source == "query"
-        positions.sort(key=lambda i: (promote and i not in in_window, -scores[i], int(drawn_seqs[i])))
+        if positions:
+            # (outside a promoted window, best score, write order): one lexsort, last key first
+            chosen_rows = np.asarray(positions, dtype=np.intp)
+            demoted = np.fromiter((promote and i not in in_window for i in positions), dtype=bool, count=len(positions))
+            order = np.lexsort((drawn_seqs[chosen_rows], -scores[chosen_rows], demoted))
+            positions = chosen_rows[order].tolist()
         trace.mark("fuse")
         selected = cap_rooms(positions, [pool_entries[i].room for i in positions], request.room_cap, request.depth)
         chosen = page(selected, request.offset, request.limit)

@@ -30,10 +30,12 @@ import numpy as np
 from numpy.typing import NDArray
 from undercroft_core.language import (
     LANGUAGES,
+    SCRIPT_LANGUAGES,
     LanguageResolution,
     Token,
     content_words,
     require_language,
+    resolve_counts,
     resolve_language,
     same_lexeme,
     script_of,
@@ -114,11 +116,37 @@ class LexicalScores:
 
 def _relatives(term: str, pool: LexicalPool, present: set[int], language: str) -> list[tuple[str, int]]:
     """The pool's morphological relatives of ``term`` under ``language``: filed under one of its lexeme keys,
-    then confirmed pairwise."""
+    then confirmed pairwise. A (term, language) met again is confirmed once against the whole vocabulary and
+    extended over terms interned since (`Lexicon.relative_memo`), so a query then pays a filter of the
+    confirmed relatives by the pool; met once, only the pool's candidates are confirmed (a one-off query
+    term does not pay for the whole vocabulary)."""
     lexicon = pool.lexicon
-    own = lexicon.term_id(term)
-    found = [(lexicon.terms[other], other) for other in lexicon.near(term) if other != own and other in present]
-    return sorted(item for item in found if _relative(term, item[0], language))
+    memo = lexicon.relative_memo
+    key = (term, language)
+    held = memo.get(key)
+    terms = lexicon.terms
+    if len(memo) >= _TYPO_MEMO:
+        memo.clear()
+    if held is None or held[0] != lexicon.epoch:
+        memo[key] = (lexicon.epoch, _SEEN_ONCE, ())
+        own = lexicon.term_id(term)
+        candidates = [(terms[other], other) for other in lexicon.near(term) if other != own and other in present]
+        return sorted(item for item in candidates if _relative(term, item[0], language))
+    checked, known = max(held[1], 0), held[2]
+    if checked < len(terms):
+        own = lexicon.term_id(term)
+        fresh = [
+            (terms[other], other)
+            for other in lexicon.near(term)
+            if other >= checked and other != own and _relative(term, terms[other], language)
+        ]
+        known = tuple(sorted((*known, *fresh))) if fresh else known
+        memo[key] = (lexicon.epoch, len(terms), known)
+    return [item for item in known if item[1] in present]
+
+
+#: `Lexicon.relative_memo`'s "terms checked" for a (term, language) met once: nothing confirmed yet.
+_SEEN_ONCE: Final = -1
 
 
 def _row_languages(script: str, pool: LexicalPool, fallback: LanguageResolution) -> NDArray[np.int16]:
@@ -176,6 +204,16 @@ def _typos(term: str, vocabulary: set[str]) -> list[str]:
 
 def _pool_resolution(pool: LexicalPool) -> LanguageResolution:
     """Resolve a language from the function words of the pool's best candidates (occurrences counted)."""
+    rows = pool.entries[:_RESOLUTION_SAMPLE]
+    if len(rows) == min(pool.size, _RESOLUTION_SAMPLE) and not any(SCRIPT_LANGUAGES.keys() & e.scripts for e in rows):
+        # No script that settles a language by itself: the vote alone decides, and it reads only the
+        # function words, each capped at three — the same resolution as the general path below.
+        return resolve_counts({term: min(n, 3) for term, n in pool.voter_counts(_RESOLUTION_SAMPLE).items()}, {})
+    return _sampled_resolution(pool)
+
+
+def _sampled_resolution(pool: LexicalPool) -> LanguageResolution:
+    """`_pool_resolution` read from every term of the sample (the general path: any script)."""
     sample = sorted(pool.row_counts(_RESOLUTION_SAMPLE).items())
     # Three occurrences are all a decisive vote needs from any one word.
     if all(term.isascii() for term, _ in sample):
@@ -190,20 +228,44 @@ def _pool_resolution(pool: LexicalPool) -> LanguageResolution:
 _Form = tuple[int, float, int | None]
 
 
-def _forms(term: str, pool: LexicalPool, present: set[int], languages: NDArray[np.int16]) -> list[_Form]:
+class _PoolTerms:
+    """What every query term of one search reads from its pool, computed once: the term ids it holds, and the
+    language codes present per script's row languages."""
+
+    def __init__(self, pool: LexicalPool) -> None:
+        self._pool = pool
+        self._present: set[int] | None = None
+        self._codes: dict[int, list[int]] = {}
+
+    def present(self) -> set[int]:
+        if self._present is None:
+            self._present = set(self._pool.present())
+        return self._present
+
+    def codes(self, languages: NDArray[np.int16]) -> list[int]:
+        found = self._codes.get(id(languages))
+        if found is None:
+            found = self._codes[id(languages)] = np.unique(languages).tolist()
+        return found
+
+
+def _forms(
+    term: str, pool: LexicalPool, present: set[int], languages: NDArray[np.int16], shared: _PoolTerms | None = None
+) -> list[_Form]:
     """The forms one query term counts in this pool: itself, its relatives under each candidate language
     (``languages``, per row: see `_row_languages`), its typos.
 
     ``present`` holds which of the query terms' own ids and candidate relatives occur in the pool."""
+    shared = shared or _PoolTerms(pool)
     lexicon = pool.lexicon
     own = lexicon.term_id(term)
     held = own is not None and own in present
     forms: list[_Form] = [(own, 1.0, None)] if held and own is not None else []
-    for code in np.unique(languages).tolist():
+    for code in shared.codes(languages):
         if code != NO_LANGUAGE:
             forms += [(other, MORPH_DISCOUNT, code) for _, other in _relatives(term, pool, present, LANGUAGES[code])]
     if not held:
-        near = _typo_ids(term, lexicon) & set(pool.present())
+        near = _typo_ids(term, lexicon) & shared.present()
         # In the order of the terms' spelling, as a scan of the pool's own vocabulary gave them.
         forms += [(other, TYPO_DISCOUNT, None) for other in sorted(near, key=lexicon.terms.__getitem__)]
     return forms
@@ -279,13 +341,14 @@ def score_pool(query: LexicalQuery, pool: LexicalPool) -> LexicalScores:
         wanted |= lexicon.near(term)
     present = set(pool.holding(sorted(wanted)))  # one pass over the pool's cells for every query term
     query_weight = 0.0
+    shared = _PoolTerms(pool)
     by_script: dict[str, NDArray[np.int16]] = {}
     for term in distinct:
         script = _script(term)
         languages = by_script.get(script)
         if languages is None:
             languages = by_script[script] = _row_languages(script, pool, resolution)
-        forms = _forms(term, pool, present, languages)
+        forms = _forms(term, pool, present, languages, shared)
         if not forms:
             continue
         own, weighted = _frequencies(pool, forms, languages)

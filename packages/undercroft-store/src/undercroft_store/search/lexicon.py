@@ -16,6 +16,7 @@ A pool is the candidates' cells laid end to end (``owner`` row, term id, count),
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -24,12 +25,14 @@ from typing import Final, Protocol
 import numpy as np
 from numpy.typing import NDArray
 from undercroft_core.drawer import Drawer
-from undercroft_core.language import LANGUAGES, lexeme_keys, script_of
+from undercroft_core.language import LANGUAGES, function_words, lexeme_keys, script_of
 
-from undercroft_store.search._internal.row_marks import tag_marks, too_many
+from undercroft_store.search._internal.change_feed import change_feed
+from undercroft_store.search._internal.row_marks import tag_marks, tags_of, too_many
 from undercroft_store.search._internal.term_bags import TermBag, term_bag
+from undercroft_store.store import VaultStore
 
-__all__ = ["FILL_BATCH", "NO_LANGUAGE", "BagSource", "LexicalEntry", "LexicalPool", "Lexicon"]
+__all__ = ["FILL_BATCH", "NO_LANGUAGE", "VOTER_WORDS", "BagSource", "LexicalEntry", "LexicalPool", "Lexicon"]
 
 #: Drawers hydrated per batch when filling (and warming) the cache.
 FILL_BATCH: Final = 500
@@ -39,6 +42,8 @@ _LANGUAGE_INDEX: Final = {code: index for index, code in enumerate(LANGUAGES)}
 # A cell packs (term id << 32 | count): counts stay below 2**32 (content is bounded at 16 MiB).
 _COUNT_BITS: Final = 32
 _COUNT_MASK: Final = (1 << _COUNT_BITS) - 1
+#: Every language's function words: the only terms a pool's language vote reads (`lexical._pool_resolution`).
+VOTER_WORDS: Final = frozenset().union(*(function_words(code) for code in LANGUAGES))
 
 
 @lru_cache(maxsize=1 << 18)
@@ -61,14 +66,16 @@ class BagSource(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class LexicalEntry:
-    """One verified drawer's lexical bag: packed (term id, count) cells, length in terms, scripts, room, and
-    the language it reads as (None: it does not say)."""
+    """One verified drawer's lexical bag: packed (term id, count) cells, length in terms, scripts, room, the
+    language it reads as (None: it does not say), and the cells of its function words (`VOTER_WORDS`), so a
+    pool's language vote reads a handful of cells per drawer instead of its whole bag."""
 
     cells: bytes
     length: int
     scripts: frozenset[str]
     room: str
     language: str | None = None
+    voters: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +89,8 @@ class LexicalPool:
     lengths: NDArray[np.float64]
     #: Per row, the index in `LANGUAGES` of the language the drawer reads as (`NO_LANGUAGE`: none).
     languages: NDArray[np.int16]
+    #: The rows' entries, in row order.
+    entries: Sequence[LexicalEntry] = ()
 
     @property
     def size(self) -> int:
@@ -109,6 +118,17 @@ class LexicalPool:
         terms = self.lexicon.terms
         return {terms[term_id]: int(total) for term_id, total in zip(ids.tolist(), sums.tolist(), strict=True)}
 
+    def voter_counts(self, rows: int) -> dict[str, int]:
+        """Function-word counts summed over the first ``rows`` candidates: `row_counts` restricted to
+        `VOTER_WORDS`, read from each entry's voter cells."""
+        totals: dict[int, int] = {}
+        for entry in self.entries[:rows]:
+            for cell in np.frombuffer(entry.voters, dtype=np.int64).tolist():
+                term_id = cell >> _COUNT_BITS
+                totals[term_id] = totals.get(term_id, 0) + (cell & _COUNT_MASK)
+        terms = self.lexicon.terms
+        return {terms[term_id]: total for term_id, total in totals.items()}
+
 
 class Lexicon:
     """Lexical bags of verified drawers by seq, for one store generation; keep one per `Searcher`."""
@@ -125,6 +145,7 @@ class Lexicon:
         # and the held seqs filled while absent from it (a write racing the sync): dropped at the next one.
         self._marks: dict[int, bytes] = {}
         self._untagged: set[int] = set()
+        self._position: int | None = None  # in the handle's change feed, as of the last sync
         self.filled = 0
         self.resets = 0
         #: Entries dropped one by one because their drawer vanished or its tag changed.
@@ -134,6 +155,9 @@ class Lexicon:
         #: term -> (epoch, terms checked, ids within its typo budget): `lexical._typo_ids` extends it as the
         #: vocabulary grows instead of re-scanning a pool's vocabulary on every query.
         self.typo_memo: dict[str, tuple[int, int, frozenset[int]]] = {}
+        #: (term, language) -> (epoch, terms checked, its confirmed morphological relatives as sorted
+        #: (term, id) pairs): `lexical._relatives` extends it over terms interned since, like `typo_memo`.
+        self.relative_memo: dict[tuple[str, str], tuple[int, int, tuple[tuple[str, int], ...]]] = {}
 
     def __len__(self) -> int:
         """Entries held."""
@@ -159,22 +183,37 @@ class Lexicon:
         self._marks = {}
         self._untagged = set()
         self._generation = None
+        self._position = None
         self.epoch += 1
         self.typo_memo = {}
+        self.relative_memo = {}
 
     def sync(self, source: BagSource) -> None:
         """Follow ``source`` to its current generation: drop the entries of vanished or changed drawers (by
-        their tags), or everything when the diff is too large or cannot be read."""
+        their tags — those the handle's change feed names, else every row's), or everything when the diff is
+        too large or cannot be read."""
         generation = source.generation
         if self._generation == generation:
             return
-        marks = tag_marks(source)
+        feed = change_feed(source)
+        named, position = feed.since(self._position) if feed is not None else (None, None)
         old = self._marks
-        if marks is None or self._generation is None:
-            touched = None
+        marks: dict[int, bytes] | None
+        if named is not None and self._generation is not None and isinstance(source, VaultStore):
+            named |= self._untagged
+            tags = tags_of(source, named)
+            marks = dict(old)  # replaced, never mutated (see above)
+            for seq in named:
+                marks.pop(seq, None)
+            marks.update(tags)
+            touched: set[int] | None = {seq for seq in named if old.get(seq) != tags.get(seq)} | self._untagged
         else:
-            touched = {seq for seq in old.keys() | marks.keys() if old.get(seq) != marks.get(seq)}
-            touched |= self._untagged
+            marks = tag_marks(source)
+            if marks is None or self._generation is None:
+                touched = None
+            else:
+                touched = {seq for seq in old.keys() | marks.keys() if old.get(seq) != marks.get(seq)}
+                touched |= self._untagged
         if touched is None or too_many(len(touched), len(marks or ())):
             if self._generation is not None:
                 self.resets += 1
@@ -184,8 +223,8 @@ class Lexicon:
                 if self._entries.pop(seq, None) is not None:
                     self.dropped += 1
             self._untagged = set()
-        self._marks = marks or {}
-        self._generation = generation
+        # Advanced together with the marks and generation: a sync that raised above leaves all three as they were.
+        self._marks, self._generation, self._position = marks or {}, generation, position
 
     def term_id(self, term: str) -> int | None:
         """The interned id of ``term`` (None: no cached drawer holds it)."""
@@ -211,9 +250,14 @@ class Lexicon:
             if term not in vocabulary:
                 self._intern(term)
         ids = np.array([vocabulary[term] for term in bag.counts], dtype=np.int64)
-        cells = (ids << _COUNT_BITS) | np.array(list(bag.counts.values()), dtype=np.int64)
+        cells = np.sort((ids << _COUNT_BITS) | np.array(list(bag.counts.values()), dtype=np.int64))
         scripts = self._scripts.setdefault(bag.scripts, bag.scripts)
-        return LexicalEntry(np.sort(cells).tobytes(), bag.length, scripts, room, bag.resolution().language)
+        # The function words' own cells, in the cells' order (a handful per drawer: no numpy round trip).
+        voting = sorted(
+            (vocabulary[term] << _COUNT_BITS) | bag.counts[term] for term in VOTER_WORDS.intersection(bag.counts)
+        )
+        voters = array("q", voting).tobytes()
+        return LexicalEntry(cells.tobytes(), bag.length, scripts, room, bag.resolution().language, voters)
 
     def add(self, seq: int, drawer: Drawer) -> LexicalEntry:
         """File the bag of ``drawer`` (which the caller has just read verified) under ``seq``."""
@@ -257,6 +301,7 @@ class Lexicon:
             counts=(packed & _COUNT_MASK).astype(np.float64),
             lengths=lengths,
             languages=languages,
+            entries=entries,
         )
 
     @classmethod

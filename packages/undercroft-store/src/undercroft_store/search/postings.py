@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from undercroft_store.search._internal.change_feed import change_feed
 from undercroft_store.search._internal.row_marks import REBUILD_SHARE, too_many
 from undercroft_store.search.lexicon import BagSource, LexicalEntry, Lexicon
 
@@ -39,9 +40,12 @@ class Postings:
         starts: NDArray[np.intp],
         holders_by_term: NDArray[np.int64],
         marks: dict[int, bytes] | None = None,
+        position: int | None = None,
     ) -> None:
-        """The CSR layout built under ``generation`` and the lexicon ``epoch`` (its ``marks`` then)."""
+        """The CSR layout built under ``generation`` and the lexicon ``epoch`` (its ``marks`` then, and the
+        handle's change-feed ``position``)."""
         self.generation = generation
+        self._position = position
         self.epoch = epoch
         self.starts = starts
         self.holders_by_term = holders_by_term
@@ -56,6 +60,8 @@ class Postings:
     def build(cls, lexicon: Lexicon, source: BagSource, seqs: NDArray[np.int64]) -> Postings:
         """Fill ``lexicon`` for every seq of ``seqs`` (ascending; verified reads) and invert it."""
         generation = source.generation
+        feed = change_feed(source)
+        position = feed.since(None)[1] if feed is not None else None
         entries, _ = lexicon.entries(source, seqs.tolist())
         marks = lexicon.marks
         held = [(seq, entry) for seq, entry in zip(seqs.tolist(), entries, strict=True) if entry is not None]
@@ -64,7 +70,7 @@ class Postings:
         order = np.argsort(pool.ids, kind="stable")  # stable: each term's seqs stay ascending
         counts = np.bincount(pool.ids, minlength=len(lexicon.terms))
         starts = np.concatenate(([0], np.cumsum(counts))).astype(np.intp)
-        return cls(generation, lexicon.epoch, starts, np.ascontiguousarray(owners[order]), marks)
+        return cls(generation, lexicon.epoch, starts, np.ascontiguousarray(owners[order]), marks, position)
 
     def refresh(self, lexicon: Lexicon, source: BagSource, seqs: NDArray[np.int64]) -> Postings:
         """These postings brought to the source's current generation: the drawers whose tag moved since they
@@ -77,7 +83,11 @@ class Postings:
         if self.generation == generation:
             return self
         old, marks = self._marks, lexicon.marks
-        touched = sorted(seq for seq in old.keys() | marks.keys() if old.get(seq) != marks.get(seq))
+        feed = change_feed(source)
+        named, position = feed.since(self._position) if feed is not None else (None, None)
+        # The drawers the handle's change feed names (else every drawer) whose tag moved since the build.
+        candidates = old.keys() | marks.keys() if named is None else named
+        touched = sorted(seq for seq in candidates if old.get(seq) != marks.get(seq))
         if too_many(len(touched), len(marks)):
             return Postings.build(lexicon, source, seqs)
         present = [seq for seq in touched if seq in marks]
@@ -88,7 +98,8 @@ class Postings:
         for seq in touched:
             self._replace(seq, fresh.get(seq))
         self._void_sorted = np.fromiter(sorted(self._void), dtype=np.int64, count=len(self._void))
-        self.generation, self._marks = generation, marks
+        # Advanced together with the marks: a refresh that raised above leaves both where they were.
+        self.generation, self._marks, self._position = generation, marks, position
         self.patched += len(touched)
         if len(self._void) > REBUILD_SHARE * len(marks):  # every patched seq is voided in the layout
             return Postings.build(lexicon, source, seqs)
@@ -118,7 +129,13 @@ class Postings:
             base = base[~np.isin(base, self._void_sorted)]
         extra = self._overlay_terms.get(term_id)
         if extra:
-            base = np.union1d(base, np.fromiter(extra, dtype=np.int64, count=len(extra)))
+            # Every overlay seq is voided in the layout above, so the two never share a seq: a concatenation,
+            # sorted only when the overlay reaches below the layout's last holder (appends do not).
+            added = np.sort(np.fromiter(extra, dtype=np.int64, count=len(extra)))
+            low = bool(len(base)) and added[0] < base[-1]
+            base = np.concatenate((base, added))
+            if low:
+                base.sort(kind="stable")
         return base
 
     def rare_holders(self, term_ids: Sequence[int], population: NDArray[np.int64], budget: int) -> NDArray[np.int64]:

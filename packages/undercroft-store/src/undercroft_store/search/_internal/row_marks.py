@@ -29,6 +29,7 @@ __all__ = [
     "decode_rows",
     "embedding_rows",
     "tag_marks",
+    "tags_of",
     "too_many",
     "unit_rows",
 ]
@@ -52,6 +53,25 @@ def tag_marks(source: object) -> dict[int, bytes] | None:
     return {int(seq): bytes(tag) for seq, tag in connection.execute("SELECT seq, tag FROM drawers")}
 
 
+#: Seqs bound per ``IN (...)`` read of a change's rows.
+_IN_BATCH: Final = 500
+
+
+def _in_batches(seqs: set[int] | list[int]) -> list[list[int]]:
+    ordered = sorted(seqs)
+    return [ordered[first : first + _IN_BATCH] for first in range(0, len(ordered), _IN_BATCH)]
+
+
+def tags_of(source: VaultStore, seqs: set[int]) -> dict[int, bytes]:
+    """``seq → tag`` of those of ``seqs`` still in the vault (a change feed's rows, read in clear)."""
+    connection = readable(source._context).connection
+    found: dict[int, bytes] = {}
+    for batch in _in_batches(seqs):
+        sql = f"SELECT seq, tag FROM drawers WHERE seq IN ({','.join('?' * len(batch))})"  # noqa: S608 - marks only
+        found.update((int(seq), bytes(tag)) for seq, tag in connection.execute(sql, batch))
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class EmbeddingRows:
     """Every drawer's row as stored, ascending seq, with its mark (digest of tag and embedding blob)."""
@@ -63,12 +83,20 @@ class EmbeddingRows:
     metas: list[bytes]
 
 
-def embedding_rows(source: object) -> EmbeddingRows | None:
-    """One read of every drawer's seq, id, tag, embedding and meta (None: not a vault store)."""
+def embedding_rows(source: object, seqs: set[int] | None = None) -> EmbeddingRows | None:
+    """One read of every drawer's seq, id, tag, embedding and meta, ascending seq — or of just those of
+    ``seqs`` still in the vault (None: not a vault store)."""
     if not isinstance(source, VaultStore):
         return None
     connection = readable(source._context).connection
-    rows = connection.execute("SELECT seq, id, tag, embedding, meta_json FROM drawers ORDER BY seq").fetchall()
+    columns = "SELECT seq, id, tag, embedding, meta_json FROM drawers"
+    if seqs is None:
+        rows = connection.execute(f"{columns} ORDER BY seq").fetchall()
+    else:
+        rows = []
+        for batch in _in_batches(seqs):
+            holes = ",".join("?" * len(batch))
+            rows += connection.execute(f"{columns} WHERE seq IN ({holes}) ORDER BY seq", batch).fetchall()
     marks = [hashlib.blake2b(bytes(tag) + bytes(blob), digest_size=16).digest() for _, _, tag, blob, _ in rows]
     return EmbeddingRows(
         seqs=np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows)),
