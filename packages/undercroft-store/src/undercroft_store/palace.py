@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -195,9 +196,14 @@ class Palace:
         database = self.vault_dir(name) / DB_FILE
         if not database.is_file():
             raise VaultNotFound(f"no vault named {name!r} in {self.home}")
-        opened = connect_read_only(database)
+        try:
+            opened = connect_read_only(database)
+        except sqlite3.DatabaseError:
+            return None  # not a database this hint can read: the open itself gives the verdict, in its words
         try:
             row = opened.connection.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+        except sqlite3.DatabaseError:
+            return None
         finally:
             opened.connection.close()
         return None if row is None else bytes(row[0]).decode("utf-8", "replace")
