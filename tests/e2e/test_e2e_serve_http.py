@@ -137,6 +137,9 @@ def test_a_non_loopback_bind_without_a_bearer_and_a_whitespace_tailed_bearer_ref
     assert tailed.returncode == 1 and "ends in whitespace" in tailed.stderr
     hnsw = _cli(home, "serve-http", "--port", "0", UNDERCROFT_RETRIEVAL="hnsw")
     assert hnsw.returncode == 1 and "choose pq" in hnsw.stderr
+    advisor = {"UNDERCROFT_ADMISSION": "quarantine", "UNDERCROFT_ADMISSION_LLM": "advisory"}
+    unusable = _cli(home, "serve-http", "--port", "0", UNDERCROFT_LLM_URL="http://127.0.0.1:9", **advisor)
+    assert unusable.returncode == 1 and "serving on" not in unusable.stderr  # refused before binding
 
 
 def test_assertions_bind_the_vault_and_the_clock(home: Path) -> None:

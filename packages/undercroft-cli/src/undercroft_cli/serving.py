@@ -14,7 +14,7 @@ from undercroft_config import settings
 from undercroft_config.values import is_loopback_host
 from undercroft_store import DEFAULT_VAULT
 
-from undercroft_cli._internal.composition import open_palace, open_store, pick_embedder
+from undercroft_cli._internal.composition import admission_advisor, open_palace, open_store, pick_embedder
 from undercroft_cli.errors import Error
 
 __all__ = ["assert_header_command", "serve_http_command", "serve_mcp_command"]
@@ -83,7 +83,8 @@ def serve_http_command(host: str, port: int, vault: str, read_only: bool) -> int
     embedder = pick_embedder()
     with open_palace(read_only=read_only) as palace:
         # Open --vault before binding: a tampered or rolled-back vault stops the server (exit 2), like serve-mcp.
-        tenancy = Tenancy(palace, embedder, read_only=read_only, pinned=vault)
+        # A declared-but-unusable advisor refuses here, before the port is bound (exit 1).
+        tenancy = Tenancy(palace, embedder, read_only=read_only, pinned=vault, advisor=admission_advisor())
         with tenancy.session(vault) as session:
             for line in session.store.healed:
                 click.echo(f"healed: {line}", err=True)

@@ -42,7 +42,9 @@ __all__ = [
     "INDEX_BACKENDS",
     "EmbedderUnavailable",
     "MirrorNotDeclared",
+    "admission_advisor",
     "check_environment",
+    "install_advisor",
     "open_mirror",
     "open_palace",
     "open_reader",
@@ -158,6 +160,12 @@ def pick_embedder(env: Mapping[str, str] | None = None) -> Embedder:
     return factory(os.environ if env is None else env)
 
 
+def install_advisor(store: VaultStore, advisor: Advisor | None) -> None:
+    """Put the tier-2 advisor in front of ``store``'s writes (nothing when none is declared)."""
+    if advisor is not None:
+        install_gate(store, AdmissionPolicy.from_env(), advisor=advisor)
+
+
 def vault_embedder(palace: Palace, vault: str, default: Embedder | None = None) -> Embedder:
     """The embedder to open ``vault`` with: its own ``external:<name>@<dim>`` space when it recorded one (the
     caller supplies every vector), else ``default`` (the one ``UNDERCROFT_EMBEDDER`` names when not given)."""
@@ -183,19 +191,18 @@ def open_store(vault: str, *, read_only: bool = False) -> Iterator[VaultStore]:
     reported on stderr as ``healed: …`` before the command runs — the heal erases the evidence it acted on,
     so it is never silent (it is also logged where ``stats`` shows it).
     """
-    advisor = _advisor()
+    advisor = admission_advisor()
     with (
         open_palace(read_only=read_only) as palace,
         palace.open_vault(vault, vault_embedder(palace, vault), read_only=read_only) as store,
     ):
         for line in store.healed:
             click.echo(f"healed: {line}", err=True)
-        if advisor is not None:
-            install_gate(store, AdmissionPolicy.from_env(), advisor=advisor)
+        install_advisor(store, advisor)
         yield store
 
 
-def _advisor() -> Advisor | None:
+def admission_advisor() -> Advisor | None:
     """The tier-2 advisor when ``UNDERCROFT_ADMISSION_LLM=advisory`` screens writes; an unusable one refuses here.
 
     Built (and probed) before the vault opens, so a declared-but-unusable advisor refuses to open anything.

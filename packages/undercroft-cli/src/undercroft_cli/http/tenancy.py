@@ -22,8 +22,9 @@ import anyio
 import anyio.to_thread
 from undercroft_core.embedder import Embedder
 from undercroft_store import Palace
+from undercroft_store.governance.admission import Advisor
 
-from undercroft_cli._internal.composition import vault_embedder
+from undercroft_cli._internal.composition import install_advisor, vault_embedder
 from undercroft_cli.mcp.tools import ToolSession
 
 __all__ = ["MAX_OPEN_HANDLES", "SURFACE", "Handle", "Tenancy", "worker_count"]
@@ -63,6 +64,7 @@ class Tenancy:
         read_only: bool,
         pinned: str | None = None,
         max_open: int = MAX_OPEN_HANDLES,
+        advisor: Advisor | None = None,
     ) -> None:
         """Serve ``palace``'s vaults with ``embedder``; ``pinned`` is the ``--vault`` vault, never evicted."""
         self.palace = palace
@@ -70,6 +72,7 @@ class Tenancy:
         self.read_only = read_only
         self.pinned = pinned
         self.max_open = max_open
+        self.advisor = advisor  # the tier-2 admission advisor, in front of every handle's writes when declared
         self._handles: OrderedDict[str, Handle] = OrderedDict()
         self._table = threading.Lock()  # guards _handles, never held across store work
         self._limiter = anyio.CapacityLimiter(worker_count())
@@ -92,6 +95,7 @@ class Tenancy:
         if handle.session is None:
             embedder = self.embedder_for(handle.name)
             store = self.palace.open_vault(handle.name, embedder, read_only=self.read_only)
+            install_advisor(store, self.advisor)
             handle.session = ToolSession(store, embedder, read_only=self.read_only, surface=SURFACE)
             self._evict_idle()
         return handle.session
