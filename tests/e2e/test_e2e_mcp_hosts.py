@@ -131,6 +131,9 @@ def test_every_tool_is_annotated_and_every_result_validates_against_its_output_s
         await call("undercroft_delete_by_source", {"source_file": "notes/a.md"})
         await call("undercroft_delete_drawer", {"drawer_id": drawer_id})
         await call("undercroft_delete_by_source", {"source_file": "notes/a.md", "dry_run": False})
+        # No mirror is declared for this server: the refusal names the variable (the success path runs against a
+        # real Chroma in the remote-index suite).
+        await call("undercroft_index_status", {"backend": "chroma"})
         return {"tools": listed, "results": results, "instructions": initialised.instructions}
 
     out = _serve(home, script)
@@ -152,6 +155,8 @@ def test_every_tool_is_annotated_and_every_result_validates_against_its_output_s
     assert tools["undercroft_search"].input_schema["properties"]["limit"]["maximum"] == 100
 
     assert set(results) == set(tools), f"tools never called: {sorted(set(tools) - set(results))}"
+    [(_, undeclared)] = results.pop("undercroft_index_status")
+    assert undeclared.is_error is True and "UNDERCROFT_CHROMA_URL" in _text(undeclared)
     for name, calls in results.items():
         for arguments, result in calls:
             assert result.is_error is False, (name, arguments, _text(result))
