@@ -17,7 +17,7 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["PROGRAM", "LiveServer", "palace_env", "undercroft"]
+__all__ = ["PROGRAM", "LiveServer", "palace_env", "undercroft", "verify_all"]
 
 PROGRAM = Path(sys.executable).parent / "undercroft"
 
@@ -35,6 +35,21 @@ def palace_env(home: Path, **extra: str) -> dict[str, str]:
 def undercroft(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run the real program once (``init``, ``vault create``, ``verify``…)."""
     return subprocess.run([str(PROGRAM), *args], env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def verify_all(env: dict[str, str], vaults: list[str] | tuple[str, ...]) -> dict[str, tuple[int, str]]:
+    """``undercroft verify --vault X`` for every vault, the programs run side by side: ``{vault: (code, output)}``."""
+    running = {
+        vault: subprocess.Popen(
+            [str(PROGRAM), "verify", "--vault", vault],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for vault in vaults
+    }
+    return {vault: (process.wait(120), process.communicate()[0]) for vault, process in running.items()}
 
 
 class LiveServer:

@@ -30,7 +30,7 @@ import pytest
 from undercroft_cli.http.routes import PENDING_ROUTES, ROUTES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _live_server import LiveServer, palace_env, undercroft
+from _live_server import LiveServer, palace_env, undercroft, verify_all
 
 pytestmark = pytest.mark.loopback
 
@@ -142,6 +142,5 @@ def test_every_operation_conforms_to_the_served_document(
     # SIGINT is a graceful stop (the lifespan closes every handle); its exit code is click's abort, not checked.
     server.stop()
     assert "Traceback" not in server.log, server.log[-8000:]
-    for vault in remaining:
-        verified = undercroft(env, "verify", "--vault", vault)
-        assert verified.returncode == 0, (vault, verified.stdout, verified.stderr)
+    verdicts = verify_all(env, remaining)
+    assert all(code == 0 for code, _output in verdicts.values()), verdicts
