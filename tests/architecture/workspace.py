@@ -29,7 +29,8 @@ def declared_siblings(project: dict, *, with_extras: bool) -> set[str]:
     if with_extras:
         for extra in project.get("optional-dependencies", {}).values():
             deps.extend(extra)
-    return {import_name(d.split("==")[0]) for d in deps if d.startswith("undercroft-")}
+    # "undercroft-obs[telemetry]==0.1.0" names undercroft-obs: the extra selects its optional dependencies
+    return {import_name(d.split("==")[0].split("[")[0]) for d in deps if d.startswith("undercroft-")}
 
 
 def root_config() -> dict:

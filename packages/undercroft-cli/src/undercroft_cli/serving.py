@@ -67,11 +67,19 @@ def serve_http_command(host: str, port: int, vault: str, read_only: bool) -> int
     from undercroft_cli.http import Gate, Service, Tenancy, build_app
 
     token, secret = settings.http_token(), settings.assertion_secret()
+    if str(settings.retrieval()) == "hnsw":
+        raise ServeRefused(
+            "UNDERCROFT_RETRIEVAL=hnsw is an in-process, single-vault index (one RAM graph per open vault): "
+            "serve-http refuses it; choose pq, or unset it, for a multi-tenant server"
+        )
     if token is None and not is_loopback_host(host):
         raise ServeRefused(
             f"refusing to bind {host}: a non-loopback bind needs UNDERCROFT_MCP_HTTP_TOKEN (every request must "
             "present it); set it, or bind 127.0.0.1"
         )
+    from undercroft_obs.logs import configure
+
+    configure(settings.log_filter(), settings.log_format())
     embedder = pick_embedder()
     with open_palace(read_only=read_only) as palace:
         # Open --vault before binding: a tampered or rolled-back vault stops the server (exit 2), like serve-mcp.
@@ -83,7 +91,10 @@ def serve_http_command(host: str, port: int, vault: str, read_only: bool) -> int
                 if line not in session.store.healed:
                     click.echo(f"unhealed: {line}", err=True)
         gate = Gate(None if token is None else token.reveal(), None if secret is None else secret.reveal())
-        app = build_app(Service(tenancy, gate, vault))
+        service = Service(tenancy, gate, vault, metrics_declared=settings.metrics())
+        if service.metrics_declared:
+            service.metrics = _metrics_sink(per_vault_gauges=secret is None)
+        app = build_app(service)
         server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
 
         async def serve() -> None:
@@ -102,6 +113,21 @@ def serve_http_command(host: str, port: int, vault: str, read_only: bool) -> int
         anyio.run(serve)
         tenancy.close()
     return 0
+
+
+def _metrics_sink(*, per_vault_gauges: bool) -> object | None:
+    """The Prometheus sink, installed as the process's telemetry sink; None without the telemetry extra."""
+    import undercroft_obs
+
+    try:
+        from undercroft_obs.prometheus import PrometheusSink
+    except undercroft_obs.Error as missing:  # TelemetryMissing: /metrics answers 503 naming the extra
+        click.echo(f"warning: {missing}", err=True)
+        return None
+    # Under per-vault isolation the scrape must not enumerate tenants: the vault gauges are suppressed.
+    sink = PrometheusSink(per_vault_gauges=per_vault_gauges)
+    undercroft_obs.install_sink(sink)
+    return sink
 
 
 @click.command("assert-header")

@@ -40,6 +40,9 @@ __all__ = [
     "ivf_nprobe",
     "language",
     "late_top_n",
+    "log_filter",
+    "log_format",
+    "metrics",
     "passphrase",
     "pool_div",
     "read_audit",
@@ -199,3 +202,18 @@ def http_token(env: Env = None) -> Secret | None:
 def assertion_secret(env: Env = None) -> Secret | None:
     """UNDERCROFT_ASSERTION_SECRET: the per-vault assertion HMAC key, or None (assertions off)."""
     return _typed("UNDERCROFT_ASSERTION_SECRET", env, (Secret, type(None)))
+
+
+def metrics(env: Env = None) -> bool:
+    """UNDERCROFT_METRICS: serve /metrics behind the bearer (telemetry builds)."""
+    return _typed("UNDERCROFT_METRICS", env, bool)
+
+
+def log_filter(env: Env = None) -> str | None:
+    """UNDERCROFT_LOG: the log level/filter (``info``, ``warning``…), or None when undeclared."""
+    return _typed("UNDERCROFT_LOG", env, (str, type(None)))
+
+
+def log_format(env: Env = None) -> str:
+    """UNDERCROFT_LOG_FORMAT: ``text`` (default) or ``json``."""
+    return _typed("UNDERCROFT_LOG_FORMAT", env, str)

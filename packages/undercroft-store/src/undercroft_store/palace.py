@@ -29,6 +29,7 @@ from undercroft_store.errors import InvalidVaultName, StoreClosed, VaultExists, 
 from undercroft_store.kernel._internal.context import utc_now
 from undercroft_store.kernel._internal.identity import check_identity
 from undercroft_store.kernel._internal.opening import DB_FILE, create_vault_files, open_context, wipe_quietly
+from undercroft_store.kernel._internal.sqlite import connect_read_only
 from undercroft_store.kernel._internal.vault_lock import VaultLock
 from undercroft_store.store import VaultStore
 
@@ -184,6 +185,22 @@ class Palace:
         if not directory.is_dir():
             raise VaultNotFound(f"no vault named {name!r} in {self.home}")
         shutil.rmtree(directory)
+
+    def recorded_embedder(self, name: str) -> str | None:
+        """The embedder identity vault ``name`` recorded (None before its first write), read without its keys.
+
+        The label is a routing hint for the opener (which embedder to offer), never a trust decision: the
+        open checks the offered identity against the same row, and a vector space swapped by an edit of it
+        yields a mismatch or vectors the vault's HMACs still cover."""
+        database = self.vault_dir(name) / DB_FILE
+        if not database.is_file():
+            raise VaultNotFound(f"no vault named {name!r} in {self.home}")
+        opened = connect_read_only(database)
+        try:
+            row = opened.connection.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+        finally:
+            opened.connection.close()
+        return None if row is None else bytes(row[0]).decode("utf-8", "replace")
 
     def open_vault(self, name: str, embedder: Embedder, *, read_only: bool = False) -> VaultStore:
         """Open and reconcile vault ``name`` with ``embedder`` (read-only when asked or when the palace is).

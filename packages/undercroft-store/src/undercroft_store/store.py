@@ -14,12 +14,15 @@ from dataclasses import dataclass
 from types import TracebackType
 
 import numpy as np
+import undercroft_obs as obs
 from numpy.typing import NDArray
 from undercroft_core.chunking import chunk
 from undercroft_core.drawer import Drawer
+from undercroft_core.embedder import Embedder
 from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id, validate_drawer_id
 from undercroft_core.normalisation import is_blank, normalise
 from undercroft_core.vocabulary import QUARANTINE_WING
+from undercroft_obs import names
 from undercroft_vault import Domain, IntegrityFailure
 
 from undercroft_store.errors import (
@@ -47,7 +50,7 @@ from undercroft_store.kernel.screening import Screen, Screening
 from undercroft_store.kernel.seams import verifier
 from undercroft_store.kernel.trust import Floor, read_floor
 from undercroft_store.kernel.verdict import VerifyReport
-from undercroft_store.kernel.writes import DrawerWrite, WriteResult, delete_drawers, write_drawers
+from undercroft_store.kernel.writes import DrawerWrite, WriteResult, delete_drawers, record_embedder, write_drawers
 from undercroft_store.stats import VaultStats, vault_stats
 
 __all__ = ["EmbeddingMatrix", "VaultStore"]
@@ -131,8 +134,15 @@ class VaultStore:
         self.close()
 
     def stats(self) -> VaultStats:
-        """Records, wings, rooms, chain height and head, size, posture, unhealed, embed failures."""
-        return vault_stats(self._live(), list(self.unhealed))
+        """Records, wings, rooms, chain height and head, size, posture, unhealed, embed failures.
+
+        Each stats read also sets the vault's gauges (drawers, chain height, bytes) on the telemetry sink: a
+        no-op by default; a server under per-vault isolation suppresses them at its sink."""
+        stats = vault_stats(self._live(), list(self.unhealed))
+        obs.set_gauge(names.GAUGE_DRAWERS, stats.drawers, vault=stats.vault)
+        obs.set_gauge(names.GAUGE_AUDIT_CHAIN_HEIGHT, stats.chain_records, vault=stats.vault)
+        obs.set_gauge(names.GAUGE_STORE_BYTES, stats.db_bytes, vault=stats.vault)
+        return stats
 
     def verify(self, *, deep: bool = False) -> VerifyReport:
         """Run every verify leg (a read: nothing is written or re-anchored); ``deep``: full integrity_check."""
@@ -142,6 +152,15 @@ class VaultStore:
     def write(self, items: Sequence[DrawerWrite], *, screening: Screening) -> list[WriteResult]:
         """Write a batch through the choke point (`writes.write_drawers`)."""
         return write_drawers(self._live(), items, screening=screening)
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder this handle was opened with (the vault's vector space)."""
+        return self._live().embedder
+
+    def record_embedder(self) -> None:
+        """Record this handle's embedder identity now, before any drawer (see `writes.record_embedder`)."""
+        record_embedder(self._live())
 
     def allocate_append_indices(self, count: int) -> int:
         """Reserve ``count`` unique append indices (for ``append``-recipe ids); returns the first.

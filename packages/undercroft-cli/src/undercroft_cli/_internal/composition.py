@@ -23,8 +23,9 @@ from typing import Final
 import click
 from undercroft_config import Build, Capability, CheckReport, check, settings, start
 from undercroft_core.embedder import Embedder
+from undercroft_core.external_embedder import EXTERNAL_PREFIX, ExternalEmbedder
 from undercroft_core.hash_embedder import HashEmbedder
-from undercroft_store import Palace, VaultStore
+from undercroft_store import Palace, VaultNotFound, VaultStore
 
 from undercroft_cli.errors import Error
 
@@ -37,6 +38,7 @@ __all__ = [
     "open_store",
     "pick_embedder",
     "start_up",
+    "vault_embedder",
 ]
 
 EmbedderFactory = Callable[[Mapping[str, str]], Embedder]
@@ -54,7 +56,10 @@ def _in_process(distribution: str, factory: str) -> EmbedderFactory:
 
 
 def _installed(distribution: str) -> bool:
-    return importlib.util.find_spec(distribution) is not None
+    try:
+        return importlib.util.find_spec(distribution) is not None
+    except (ImportError, ValueError):  # a finder that refuses the name: as good as not installed
+        return False
 
 
 #: The in-process model embedders, wired when their distribution is installed.
@@ -77,8 +82,11 @@ _EMBEDDERS: Final[Mapping[Capability, EmbedderFactory]] = {
 _RETRIEVAL_TIERS: Final = (Capability.RETRIEVAL_PQ, Capability.RETRIEVAL_HNSW)
 
 #: What this build has: every component wired above. Rerankers, the fde tier, the admission advisor,
-#: remote indexes and telemetry exporters are not wired yet, so declaring one refuses at start.
-BUILD: Final = Build.of([*_EMBEDDERS, *_RETRIEVAL_TIERS])
+#: remote indexes and the OTLP exporter are not wired yet, so declaring one refuses at start.
+#: /metrics, when the telemetry extra (prometheus-client) is installed; nothing of it is imported here.
+_TELEMETRY: Final = (Capability.TELEMETRY_METRICS,) if _installed("prometheus_client") else ()
+
+BUILD: Final = Build.of([*_EMBEDDERS, *_RETRIEVAL_TIERS, *_TELEMETRY])
 
 
 class EmbedderUnavailable(Error):
@@ -113,6 +121,18 @@ def pick_embedder(env: Mapping[str, str] | None = None) -> Embedder:
     return factory(os.environ if env is None else env)
 
 
+def vault_embedder(palace: Palace, vault: str, default: Embedder | None = None) -> Embedder:
+    """The embedder to open ``vault`` with: its own ``external:<name>@<dim>`` space when it recorded one (the
+    caller supplies every vector), else ``default`` (the one ``UNDERCROFT_EMBEDDER`` names when not given)."""
+    try:
+        recorded = palace.recorded_embedder(vault)
+    except VaultNotFound:
+        recorded = None  # the open itself reports the missing vault, in its own words
+    if recorded is not None and recorded.startswith(EXTERNAL_PREFIX):
+        return ExternalEmbedder.parse(recorded)
+    return pick_embedder() if default is None else default
+
+
 def open_palace(*, read_only: bool = False, env: Mapping[str, str] | None = None) -> Palace:
     """The palace ``UNDERCROFT_HOME`` names, keyed as ``UNDERCROFT_PASSPHRASE`` declares."""
     return Palace.from_env(os.environ if env is None else env, read_only=read_only)
@@ -126,8 +146,10 @@ def open_store(vault: str, *, read_only: bool = False) -> Iterator[VaultStore]:
     reported on stderr as ``healed: …`` before the command runs — the heal erases the evidence it acted on,
     so it is never silent (it is also logged where ``stats`` shows it).
     """
-    embedder = pick_embedder()
-    with open_palace(read_only=read_only) as palace, palace.open_vault(vault, embedder, read_only=read_only) as store:
+    with (
+        open_palace(read_only=read_only) as palace,
+        palace.open_vault(vault, vault_embedder(palace, vault), read_only=read_only) as store,
+    ):
         for line in store.healed:
             click.echo(f"healed: {line}", err=True)
         yield store

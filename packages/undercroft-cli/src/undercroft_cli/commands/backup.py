@@ -8,7 +8,7 @@ import click
 from undercroft_store import DEFAULT_VAULT
 from undercroft_store.integrity.backup import backup_vault, create_backup, list_backups, restore_backup
 
-from undercroft_cli._internal.composition import open_palace, pick_embedder
+from undercroft_cli._internal.composition import open_palace, vault_embedder
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
 
 __all__ = ["backup_group"]
@@ -25,7 +25,7 @@ def backup_group() -> None:
 def backup_create(vault: str, as_json: bool) -> int:
     """Snapshot VAULT (consistent while it is open); refused with exit 2 when it fails verify."""
     with open_palace() as palace:
-        info = create_backup(palace, vault, pick_embedder())
+        info = create_backup(palace, vault, vault_embedder(palace, vault))
     if as_json:
         click.echo(json.dumps(info.to_dict()))
         return EXIT_OK
@@ -59,7 +59,7 @@ def backup_restore(backup_id: str, vault: str | None, force: bool) -> int:
     if vault is None:
         vault = backup_vault(backup_id) or DEFAULT_VAULT
     with open_palace() as palace:
-        report = restore_backup(palace, vault, backup_id, pick_embedder(), force=force)
+        report = restore_backup(palace, vault, backup_id, vault_embedder(palace, vault), force=force)
     click.echo(f"restored vault {vault!r} from backup {backup_id}")
     click.echo(report.render())
     return EXIT_OK if report.ok else EXIT_INTEGRITY

@@ -9,7 +9,7 @@ import click
 from undercroft_store import DEFAULT_VAULT
 from undercroft_store.integrity.repair import Progress, repair_vault
 
-from undercroft_cli._internal.composition import open_palace, pick_embedder
+from undercroft_cli._internal.composition import open_palace, vault_embedder
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
 
 __all__ = ["repair_command", "terminal_progress"]
@@ -35,6 +35,6 @@ def terminal_progress() -> Progress | None:
 def repair_command(vault: str, as_json: bool) -> int:
     """Backfill embeddings, fingerprints and FTS rows; re-embed a forced embedder swap; vacuum; verify."""
     with open_palace() as palace:
-        report = repair_vault(palace, vault, pick_embedder(), progress=terminal_progress())
+        report = repair_vault(palace, vault, vault_embedder(palace, vault), progress=terminal_progress())
     click.echo(json.dumps(report.to_dict()) if as_json else report.render())
     return EXIT_OK if report.ok else EXIT_INTEGRITY

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 from undercroft_store.integrity.rotation import rotate_vault
 
-from undercroft_cli._internal.composition import open_palace, pick_embedder
+from undercroft_cli._internal.composition import open_palace, vault_embedder
 from undercroft_cli._internal.exit_codes import EXIT_OK
 
 __all__ = ["rotate_command"]
@@ -21,6 +21,6 @@ def rotate_command(name: str) -> int:
     commands wait for it (up to 60 s, then exit 1 "rotation in progress").
     """
     with open_palace() as palace:
-        report = rotate_vault(palace, name, pick_embedder())
+        report = rotate_vault(palace, name, vault_embedder(palace, name))
     click.echo(report.render())
     return EXIT_OK

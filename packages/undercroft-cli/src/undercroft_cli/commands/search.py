@@ -19,8 +19,15 @@ from undercroft_core.language import CALENDARS, DATE_ORDERS, LANGUAGES, WEEK_STA
 from undercroft_store import DEFAULT_VAULT
 from undercroft_store.search import Searcher, SearchHit, SearchRequest, SearchResult
 
-from undercroft_cli._internal.composition import open_reader, open_store, pick_embedder
-from undercroft_cli.operations import no_hits_line, parse_day, parse_instant, search_disclosures
+from undercroft_cli._internal.composition import open_reader, open_store
+from undercroft_cli.operations import (
+    ValueRefused,
+    no_hits_line,
+    parse_day,
+    parse_instant,
+    parse_vector,
+    search_disclosures,
+)
 
 __all__ = ["EVIDENCE_NOTE", "render_hit", "render_result", "search_command"]
 
@@ -71,6 +78,15 @@ def _date(value: str | None, flag: str) -> date | None:
         raise click.BadParameter(str(problem), param_hint=flag) from None
 
 
+def _vector(text: str) -> tuple[float, ...]:
+    try:
+        return parse_vector(json.loads(text))
+    except json.JSONDecodeError as error:
+        raise click.BadParameter(f"not a JSON array ({error.msg})", param_hint="--vector") from None
+    except ValueRefused as refused:
+        raise click.BadParameter(f"must be {refused.expected}, got {refused.value}", param_hint="--vector") from None
+
+
 def _instant(value: str | None) -> datetime | None:
     if value is None:
         return None
@@ -98,6 +114,7 @@ def _instant(value: str | None) -> datetime | None:
 @click.option("--when", default=None, help="Date window: YYYY[-MM[-DD]], A..B, or an expression like 'last week'.")
 @click.option("--when-from-query", is_flag=True, help="Read the date window out of the query.")
 @click.option("--as-of", default=None, help="Report each hit's elapsed days up to this date (YYYY-MM-DD).")
+@click.option("--vector", default=None, help="The query's embedding as a JSON array (external:<name>@<dim> vaults).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def search_command(
     query: str,
@@ -117,6 +134,7 @@ def search_command(
     when: str | None,
     when_from_query: bool,
     as_of: str | None,
+    vector: str | None,
     as_json: bool,
 ) -> int:
     """Search QUERY in a vault (hybrid: cosine + BM25 + recency, every hit HMAC-verified)."""
@@ -134,12 +152,13 @@ def search_command(
         when_from_query=when_from_query,
         as_of=_date(as_of, "--as-of"),
         conventions=reading_conventions(language, date_order, week_start, calendar),
+        query_vector=None if vector is None else _vector(vector),
     )
     # The pq tier keeps its sealed code rows in the vault: a writable handle persists what it builds, so the
     # next search loads the codes instead of training again (a read-only one builds in RAM only).
     opened = open_store(vault) if str(settings.retrieval()) == "pq" else open_reader(vault)
     with opened as store:
-        result = Searcher.from_settings(store, pick_embedder()).search(request)
+        result = Searcher.from_settings(store, store.embedder).search(request)
     if as_json:
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
     else:

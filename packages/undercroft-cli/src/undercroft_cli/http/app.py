@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
+import undercroft_obs as obs
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -24,9 +25,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
+from undercroft_obs import names
 
 from undercroft_cli import __version__
 from undercroft_cli.http.auth import ASSERTION_HEADER, Gate
+from undercroft_cli.http.console import console_asset
 from undercroft_cli.http.errors import error_response, unauthorized
 from undercroft_cli.http.openapi import openapi_document
 from undercroft_cli.http.routes import READ_POSTS, UNGATED, path_pattern
@@ -52,6 +55,8 @@ class Service:
     tenancy: Tenancy
     gate: Gate
     vault: str
+    metrics_declared: bool = False
+    metrics: Any = None  # the installed PrometheusSink, or None (off, or the telemetry extra is absent)
 
     @property
     def read_only(self) -> bool:
@@ -82,6 +87,7 @@ class _Gate:
             )
         if refusal is not None:
             log.warning("401 on %s %s: %s", method, path, refusal)
+            obs.increment(names.AUTH_REJECTIONS_TOTAL, kind="bearer" if "ssertion" not in refusal else "assertion")
             await unauthorized()(scope, receive, send)
             return
         if self.service.read_only and path.startswith("/v1/") and method not in ("GET", "HEAD"):
@@ -150,8 +156,18 @@ def build_app(service: Service) -> Starlette:
     async def healthz(_request: Request) -> Response:
         return JSONResponse({"ok": True, "version": __version__, "read_only": service.read_only})
 
-    async def ui(_request: Request) -> Response:
-        return error_response(404, "the admin console (/ui) is not built yet")
+    async def ui(request: Request) -> Response:
+        name = request.url.path.removeprefix("/ui").lstrip("/") or "index.html"
+        return console_asset(name)
+
+    async def metrics(_request: Request) -> Response:
+        if not service.metrics_declared:
+            return error_response(404, "/metrics is off: set UNDERCROFT_METRICS=1 to serve it (behind the bearer)")
+        if service.metrics is None:
+            return error_response(503, "/metrics needs the telemetry extra: pip install 'undercroft-cli[telemetry]'")
+        from undercroft_obs.prometheus import EXPOSITION_CONTENT_TYPE
+
+        return Response(service.metrics.render(), media_type=EXPOSITION_CONTENT_TYPE)
 
     async def openapi(_request: Request) -> Response:
         return JSONResponse(openapi_document())
@@ -167,7 +183,10 @@ def build_app(service: Service) -> Starlette:
     routes = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/ui", ui, methods=["GET"]),
+        Route("/ui/console.js", ui, methods=["GET"]),
+        Route("/ui/console.css", ui, methods=["GET"]),
         Route("/v1/openapi.json", openapi, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
         Route("/mcp", _McpEndpoint(manager), methods=["GET", "POST", "DELETE"]),
         *v1_routes(service.tenancy, service.gate),
     ]
@@ -177,4 +196,6 @@ def build_app(service: Service) -> Starlette:
         exception_handlers={404: _not_found, 405: _not_found},
     )
     app.add_middleware(_Gate, service=service)
+    app.state.service = service
+    app.state.tenancy = service.tenancy
     return app

@@ -4,14 +4,16 @@ The bearer (``UNDERCROFT_MCP_HTTP_TOKEN``) proves the caller reached the right s
 (``UNDERCROFT_ASSERTION_SECRET``) proves a platform authorised this request for one vault:
 ``X-Vault-Assertion: <unix_ts>:<hex HMAC-SHA256(secret, "<unix_ts>|<vault_id>")>``, valid ±120 s. Both
 comparisons are constant-time. A failure is never explained to the caller (every 401 has one body); the
-reason is returned to the server, which logs it.
+reason is returned to the server, which logs it. The MAC itself is `undercroft_net.engine.assertion`'s, the
+one implementation every client mints with.
 """
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 from dataclasses import dataclass
+
+from undercroft_net.engine.assertion import assertion_mac, mint_assertion
 
 __all__ = [
     "ASSERTION_HEADER",
@@ -22,16 +24,6 @@ __all__ = [
 
 ASSERTION_HEADER = "x-vault-assertion"
 ASSERTION_WINDOW_SECONDS = 120
-
-
-def _mac(secret: str, timestamp: str, vault: str) -> str:
-    return hmac.new(secret.encode("utf-8"), f"{timestamp}|{vault}".encode(), hashlib.sha256).hexdigest()
-
-
-def mint_assertion(secret: str, vault: str, now: float) -> str:
-    """The ``X-Vault-Assertion`` value authorising a request for ``vault`` at unix time ``now``."""
-    timestamp = str(int(now))
-    return f"{timestamp}:{_mac(secret, timestamp, vault)}"
 
 
 @dataclass(frozen=True)
@@ -65,7 +57,7 @@ class Gate:
             return "X-Vault-Assertion is not <unix_ts>:<hex>"
         if abs(now - int(timestamp)) > ASSERTION_WINDOW_SECONDS:
             return f"assertion timestamp outside ±{ASSERTION_WINDOW_SECONDS} s"
-        expected = _mac(self.assertion_secret, timestamp, vault)
+        expected = assertion_mac(self.assertion_secret, timestamp, vault)
         if not hmac.compare_digest(mac.lower().encode("ascii", "replace"), expected.encode("ascii")):
             return "assertion MAC does not match this vault"
         return None

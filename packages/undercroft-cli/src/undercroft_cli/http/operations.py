@@ -117,11 +117,15 @@ def _check(parsed: Arguments, key: str, schema: Mapping[str, Any]) -> None:
     elif kind == "boolean":
         parsed.flag(key)
     elif kind == "string":
-        parsed.choice(key) if "enum" in schema else parsed.text(key)
+        if "enum" in schema:
+            parsed.choice(key)
+        else:
+            parsed.text(key)
+    elif kind == "array" and schema.get("items", {}).get("type") == "number":
+        parsed.vector(key)
     elif kind == "array" and not isinstance(parsed.raw[key], list):
-        raise HttpRefusal(
-            400, f"{parsed.tool}: argument '{key}' must be an array, got {type(parsed.raw[key]).__name__}"
-        )
+        got = type(parsed.raw[key]).__name__
+        raise HttpRefusal(400, f"{parsed.tool}: argument '{key}' must be an array, got {got}")
 
 
 def tool_binding(

@@ -119,8 +119,13 @@ READ_POSTS: frozenset[tuple[str, str]] = frozenset(
 PENDING_ROUTES: dict[tuple[str, str], str] = {r.key: r.pending for r in ROUTES if r.pending is not None}
 """Routes that answer 501 until their capability lands, with what each waits for."""
 
-UNGATED: tuple[tuple[str, str], ...] = (("GET", "/healthz"), ("GET", "/ui"))
-"""Served in front of the bearer: they carry no secrets and read nothing."""
+UNGATED: tuple[tuple[str, str], ...] = (
+    ("GET", "/healthz"),
+    ("GET", "/ui"),
+    ("GET", "/ui/console.js"),
+    ("GET", "/ui/console.css"),
+)
+"""Served in front of the bearer: they carry no secrets and read nothing (the console's page is static)."""
 
 
 def route_key(method: str, path: str) -> tuple[str, str]:

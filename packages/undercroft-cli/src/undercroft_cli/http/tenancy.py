@@ -23,6 +23,7 @@ import anyio.to_thread
 from undercroft_core.embedder import Embedder
 from undercroft_store import Palace
 
+from undercroft_cli._internal.composition import vault_embedder
 from undercroft_cli.mcp.tools import ToolSession
 
 __all__ = ["MAX_OPEN_HANDLES", "SURFACE", "Handle", "Tenancy", "worker_count"]
@@ -83,10 +84,15 @@ class Tenancy:
             self._handles.move_to_end(name)
             return handle
 
+    def embedder_for(self, name: str) -> Embedder:
+        """The vault's own external space when it recorded one, else the server's embedder."""
+        return vault_embedder(self.palace, name, self.embedder)
+
     def _open(self, handle: Handle) -> ToolSession:
         if handle.session is None:
-            store = self.palace.open_vault(handle.name, self.embedder, read_only=self.read_only)
-            handle.session = ToolSession(store, self.embedder, read_only=self.read_only, surface=SURFACE)
+            embedder = self.embedder_for(handle.name)
+            store = self.palace.open_vault(handle.name, embedder, read_only=self.read_only)
+            handle.session = ToolSession(store, embedder, read_only=self.read_only, surface=SURFACE)
             self._evict_idle()
         return handle.session
 
@@ -126,6 +132,11 @@ class Tenancy:
         with handle.lock:
             self._close(handle)
             yield
+
+    def open_vaults(self) -> list[str]:
+        """The vaults whose handle is open now (least recently used first)."""
+        with self._table:
+            return [name for name, handle in self._handles.items() if handle.session is not None]
 
     async def run(self, work: Callable[[], T]) -> T:
         """Run blocking store ``work`` on a worker thread (the event loop never waits on SQLite)."""

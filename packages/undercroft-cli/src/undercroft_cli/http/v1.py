@@ -15,10 +15,13 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+import undercroft_obs as obs
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route as StarletteRoute
+from undercroft_obs import names
+from undercroft_obs.logs import log_event
 
 from undercroft_cli.http.auth import ASSERTION_HEADER, Gate
 from undercroft_cli.http.bindings import BINDINGS, MAX_IMPORT_BODY
@@ -81,10 +84,24 @@ def _endpoint(route: Route, binding: Binding | None, tenancy: Tenancy, gate: Gat
         if any(shadow.match(request.url.path) for shadow in shadows):
             # PUT /drawers/check-duplicate is a wrong method on that route, not a drawer named check-duplicate.
             raise HTTPException(405)
+        started = time.perf_counter()
         try:
-            return await _serve(request)
+            response = await _serve(request)
         except Exception as failure:  # noqa: BLE001 -- every failure becomes the doctrine's response
-            return failure_response(failure)
+            response = failure_response(failure)
+        # The route template labels the series, never the raw path: no vault or drawer id reaches /metrics.
+        obs.observe(names.HTTP_REQUEST_DURATION_SECONDS, time.perf_counter() - started, route=route.path)
+        obs.increment(names.HTTP_REQUESTS_TOTAL, route=route.path, status=str(response.status_code))
+        vault = request.path_params.get("id")
+        elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
+        log_event(
+            "http.request", surface="v1", vault=vault, route=route.path, method=route.method,
+            status=response.status_code, duration_ms=elapsed_ms,
+        )  # fmt: skip
+        if response.status_code == 409 and b'"class":"integrity"' in bytes(response.body):
+            # The tamper signal, content-free: which vault and route, never the row or its words.
+            log_event("tamper.detected", level=logging.WARNING, surface="v1", vault=vault, route=route.path)
+        return response
 
     async def _serve(request: Request) -> Response:
         path_params = {key: str(value) for key, value in request.path_params.items()}

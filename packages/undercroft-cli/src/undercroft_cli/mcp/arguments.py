@@ -13,7 +13,7 @@ from typing import Any
 from undercroft_core.normalisation import is_blank
 
 from undercroft_cli.mcp.errors import InvalidArgument
-from undercroft_cli.operations import ValueRefused, parse_day, parse_instant
+from undercroft_cli.operations import ValueRefused, parse_day, parse_instant, parse_vector
 
 __all__ = ["Arguments"]
 
@@ -124,6 +124,17 @@ class Arguments:
             return None
         try:
             return parse_day(value)
+        except ValueRefused as refused:
+            raise self._fail(key, _phrased(refused)) from None
+
+    def vector(self, key: str) -> tuple[float, ...] | None:
+        """A caller-supplied embedding (a non-empty array of finite numbers), or None when absent."""
+        self._schema(key)
+        value = self._raw.get(key)
+        if value is None:
+            return None
+        try:
+            return parse_vector(value)
         except ValueRefused as refused:
             raise self._fail(key, _phrased(refused)) from None
 

@@ -21,7 +21,13 @@ from undercroft_store.governance.read_audit import InternalRead, silent
 from undercroft_cli.mcp.errors import ToolRefused
 from undercroft_cli.mcp.inventory import READ
 
-__all__ = ["check_quarantine_fence", "check_read_only", "is_id_argument", "names_quarantine_wing"]
+__all__ = [
+    "check_quarantine_fence",
+    "check_read_only",
+    "is_id_argument",
+    "names_quarantine_wing",
+    "resident_in_quarantine",
+]
 
 
 def check_read_only(tool: str, *, read_only: bool) -> None:
@@ -49,7 +55,8 @@ def _strings(value: object) -> Iterator[str]:
             yield from _strings(item)
 
 
-def _resident_in_quarantine(store: VaultStore, drawer_id: str) -> bool:
+def resident_in_quarantine(store: VaultStore, drawer_id: str) -> bool:
+    """True when ``drawer_id`` names a verified drawer resident in the review queue (a tampered row raises)."""
     try:
         validate_drawer_id(drawer_id)
     except ValueError:
@@ -72,7 +79,7 @@ def check_quarantine_fence(store: VaultStore, tool: str, arguments: Mapping[str,
                 )
         if is_id_argument(key):
             for text in _strings(value):
-                if _resident_in_quarantine(store, text):
+                if resident_in_quarantine(store, text):
                     raise ToolRefused(
                         f"{tool}: {text} is quarantine-pending; pending review evidence is operator-only "
                         "(undercroft admission allow|deny)"

@@ -33,7 +33,7 @@ from undercroft_cli.operations.shapes import (
     reached_records,
     verify_record,
 )
-from undercroft_cli.operations.values import ValueRefused, parse_day, parse_instant
+from undercroft_cli.operations.values import ValueRefused, parse_day, parse_instant, parse_vector
 
 __all__ = [
     "DRAWER_SCHEMA",
@@ -53,6 +53,7 @@ __all__ = [
     "nullable",
     "parse_day",
     "parse_instant",
+    "parse_vector",
     "reached_records",
     "search_disclosures",
     "verify_record",

@@ -59,6 +59,7 @@ __all__ = [
     "WriteResult",
     "delete_drawers",
     "delete_within",
+    "record_embedder",
     "refresh_embeddings",
     "refresh_fingerprints",
     "rekey_drawers",
@@ -208,6 +209,22 @@ def _prepare(context: VaultContext, items: Sequence[Incoming], packed: Sequence[
         tag = compute_tag(keys, drawer_id, item.meta, at_rest)
         prepared.append(_Prepared(item.drawer, item.meta, at_rest, embedding, item.fingerprint, tag))
     return prepared
+
+
+def record_embedder(context: VaultContext) -> None:
+    """Record the handle's embedder identity before any write (an ``external:`` vault declares its space at
+    creation, so every later open knows it); refuses a different recorded identity like a write would."""
+    if context.read_only:
+        raise ReadOnlyStore(f"vault {context.vault_id!r} is open read-only: writes are refused")
+    connection = context.connection
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        _record_embedder(context)
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
 
 
 def _record_embedder(context: VaultContext) -> None:

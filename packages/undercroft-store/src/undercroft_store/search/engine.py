@@ -267,6 +267,21 @@ class Searcher:
             self._fts_min is not None and not pinned and population > self._fts_min and self._store.level == "hmac-only"
         )
 
+    def _query_vector(self, request: SearchRequest) -> NDArray[np.float32]:
+        """The query's embedding: the caller's vector when given (dimension and finiteness checked), else ours."""
+        if request.query_vector is None:
+            embedded: NDArray[np.float32] = self._embedder.embed([request.query])[0]
+            return embedded
+        vector = np.asarray(request.query_vector, dtype=np.float64)
+        if vector.ndim != 1 or vector.shape[0] != self._embedder.dimension:
+            raise InvalidSearch(
+                f"the query vector has {vector.size} components, the vault's embedder "
+                f"{self._embedder.identity.label} has {self._embedder.dimension}"
+            )
+        if not np.isfinite(vector).all():
+            raise InvalidSearch("the query vector holds a non-finite value (NaN or infinity)")
+        return vector.astype(np.float32)
+
     def _content_cosines(
         self,
         query: str,
@@ -325,7 +340,7 @@ class Searcher:
         trace.mark("scope")
         seqs, tier = self._drawing_tier()
         trace.mark("cache")
-        query_vector = self._embedder.embed([request.query])[0]
+        query_vector = self._query_vector(request)
         norm = float(np.linalg.norm(query_vector))
         if norm > 0.0:
             query_vector = (query_vector / norm).astype(np.float32)
@@ -364,7 +379,10 @@ class Searcher:
         trace.mark("bm25")
         policy = self._fusion
         semantic = semantic_scores(
-            self._content_cosines(request.query, lexical.language, tier, drawn_seqs, cosines), policy.floor
+            cosines
+            if request.query_vector is not None  # the caller's vector is the query's meaning: nothing to re-embed
+            else self._content_cosines(request.query, lexical.language, tier, drawn_seqs, cosines),
+            policy.floor,
         )
         lexical_channel = policy.lexical_channel(lexical.total, lexical.coverage)
         recency = recency_by_share(population, drawn_seqs)

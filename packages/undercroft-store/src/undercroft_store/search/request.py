@@ -31,7 +31,9 @@ def _positive(name: str, value: object, low: int, high: int) -> None:
 @dataclass(frozen=True, slots=True)
 class SearchRequest:
     """One search. ``ranked_at`` pins the ranking's clock: drawers filed after it are not in the population,
-    and relative dates in ``when`` read against it, so pages requested at different times tile one ranking."""
+    and relative dates in ``when`` read against it, so pages requested at different times tile one ranking.
+    ``query_vector`` is the caller's own embedding of the query (an ``external:`` vault takes no other); the
+    searcher checks its dimension and finiteness against the vault's embedder."""
 
     query: str
     limit: int = 10
@@ -47,6 +49,7 @@ class SearchRequest:
     slack_days: int | None = None
     as_of: date | None = None
     conventions: ReadingConventions = field(default_factory=ReadingConventions)
+    query_vector: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.query, str) or not self.query.strip():

@@ -10,14 +10,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from undercroft_store.memory.dedup import save_with_dedup
 from undercroft_store.memory.kg.graph import KnowledgeGraph
 from undercroft_store.memory.kg.receipts import fact_receipts
 from undercroft_store.memory.supersession import supersessions
-from undercroft_store.memory.tunnels import follow_tunnel
+from undercroft_store.memory.tunnels import follow_tunnel, list_tunnels
 
 from undercroft_cli.http.bindings.shapes import jsonable
+from undercroft_cli.http.errors import HttpRefusal
 from undercroft_cli.http.operations import Binding, Call, Source, tool_binding
-from undercroft_cli.mcp.tools.base import boolean, integer, string
+from undercroft_cli.mcp.tools.base import boolean, integer, number, string
+from undercroft_cli.mcp.tools.drawers import DEFAULT_ROOM, DEFAULT_WING
 from undercroft_cli.operations import drawer_record
 
 __all__ = ["AGENT_BINDINGS"]
@@ -30,15 +33,73 @@ def _saved(data: Mapping[str, Any]) -> int:
 
 
 def _marked(binding: Binding) -> Binding:
-    """A save whose reply carries ``quarantined: true|false`` beside the outcome (202 when diverted)."""
+    """A save whose reply carries ``quarantined: true|false`` beside the outcome (202 when diverted), and
+    which takes ``dedup_threshold``: refresh in place the same wing+room drawer at least that close."""
     inner = binding.handler
 
     def run(call: Call) -> dict[str, Any]:
+        threshold = call.args.number("dedup_threshold")
+        if threshold is not None:
+            return _dedup_save(call, threshold)
         data = dict(inner(call))
         data["quarantined"] = data.get("outcome") == "quarantined"
         return data
 
-    return Binding(binding.name, binding.properties, run, required=binding.required, status=_saved)
+    properties = {
+        **binding.properties,
+        "dedup_threshold": number(
+            "refresh in place the nearest drawer of the same wing and room whose cosine reaches this",
+            above=0.0,
+            maximum=1.0,
+        ),
+    }
+    return Binding(binding.name, properties, run, required=binding.required, status=_saved)
+
+
+def _dedup_save(call: Call, threshold: float) -> dict[str, Any]:
+    """The documented dedup-refresh save: ``deduped`` only when the refresh landed (a diverted one did not)."""
+    unsupported = sorted(set(call.args.raw) - {"text", "wing", "room", "kind", "dedup_threshold"})
+    if unsupported:
+        raise HttpRefusal(
+            400, f"dedup_threshold: a dedup-refresh save takes text, wing, room and kind, not {unsupported}"
+        )
+    outcome = save_with_dedup(
+        call.live.store,
+        call.args.required_text("text"),
+        wing=call.args.text("wing") or DEFAULT_WING,
+        room=call.args.text("room") or DEFAULT_ROOM,
+        added_by=call.live.surface,
+        threshold=threshold,
+        kind=call.args.choice("kind"),
+    )
+    [result, *_] = outcome.results
+    quarantined = result.outcome == "quarantined"
+    return {
+        "outcome": result.outcome,
+        "id": result.id,
+        "deduped": outcome.deduped and not quarantined,
+        "similarity": outcome.similarity,
+        "quarantined": quarantined,
+    }
+
+
+def _stats() -> Binding:
+    """``undercroft_status`` plus the /v1 names the documents give: ``records`` (the drawer count again, from
+    the same read), ``kg``, ``tunnels``, ``codebooks`` and the stage failure counters (0: no stage attached)."""
+    tool = tool_binding("undercroft_status", source=Source.NONE)
+
+    def run(call: Call) -> dict[str, Any]:
+        data = dict(tool.handler(call))
+        store = call.live.store
+        data["records"] = data["drawers"]
+        data["kg"] = KnowledgeGraph(store).stats().to_dict()
+        data["tunnels"] = len(list_tunnels(store))
+        data["codebooks"] = store.stats().index_generation
+        data["rerank_failures"] = 0
+        data["late_failures"] = 0
+        return data
+
+    return Binding("stats", {}, run, source=Source.NONE)
 
 
 def _diary_status(data: Mapping[str, Any]) -> int:
@@ -112,7 +173,7 @@ _PAGE = {
 }
 
 AGENT_BINDINGS: dict[tuple[str, str], Binding] = {
-    ("GET", f"{_V}/stats"): tool_binding("undercroft_status", source=Source.NONE),
+    ("GET", f"{_V}/stats"): _stats(),
     ("POST", f"{_V}/drawers"): _marked(tool_binding("undercroft_save", rename={"text": "content"})),
     ("GET", f"{_V}/drawers"): tool_binding("undercroft_list_drawers", source=Source.QUERY),
     ("GET", f"{_V}/drawers/{{drawer_id}}"): tool_binding(

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from starlette.responses import Response
+from undercroft_core.external_embedder import EXTERNAL_PREFIX, ExternalEmbedder
 from undercroft_store.errors import VaultInUse
 from undercroft_store.governance.forgetting import forget, verify_forgetting
 from undercroft_store.governance.read_audit import anchor
@@ -24,14 +25,17 @@ from undercroft_store.integrity.rotation import rotate_vault
 from undercroft_store.integrity.witness import check_witness_document, emit_witness
 from undercroft_store.kernel.trust import list_trust, set_trust
 from undercroft_store.memory.kg.authority import declare_authority
+from undercroft_store.memory.kg.facts import AUTHORITY_CLASSES, REVIEW_STATES
 from undercroft_vault.manifest import LEVELS
 
 from undercroft_cli._internal.egress import record_export
+from undercroft_cli._internal.transfer_format import parse_export
 from undercroft_cli._internal.transfer_io import collect_export, import_export_bytes
 from undercroft_cli.http.bindings.shapes import jsonable
 from undercroft_cli.http.errors import HttpRefusal
 from undercroft_cli.http.operations import Binding, Call, Reach, Source
 from undercroft_cli.http.tenancy import SURFACE
+from undercroft_cli.mcp.fences import resident_in_quarantine
 from undercroft_cli.mcp.tools.base import integer, string
 
 __all__ = ["MAX_IMPORT_BODY", "OPERATOR_BINDINGS"]
@@ -60,16 +64,23 @@ def _not_pinned(call: Call, what: str) -> None:
 def _create(call: Call) -> dict[str, Any]:
     name = call.args.required_text("id")
     level = call.args.choice("level") or "sealed"
-    embedder = call.args.text("embedder")
-    if embedder is not None and embedder != "hash":
-        raise HttpRefusal(
-            501 if embedder.startswith("external:") else 400,
-            f"create: embedder {embedder!r}: this build creates vaults on the server's embedder (hash); "
-            "externally-supplied embeddings (external:<name>@<dim>) are not built yet",
-        )
+    declared = call.args.text("embedder")
+    external: ExternalEmbedder | None = None
+    if declared is not None and declared != "hash":
+        if not declared.startswith(EXTERNAL_PREFIX):
+            raise HttpRefusal(
+                400, f"create: argument 'embedder' must be hash or external:<name>@<dim>, got {declared!r}"
+            )
+        external = ExternalEmbedder.parse(declared)  # InvalidInput (400) names the malformed declaration
+    palace = call.tenancy.palace
     with call.tenancy.palace_lock:
-        call.tenancy.palace.create_vault(name, level=level)  # type: ignore[arg-type]  # checked by the enum
-    return {"id": name, "level": level, "created": True}
+        palace.create_vault(name, level=level)  # type: ignore[arg-type]  # checked by the enum
+        if external is not None:
+            # The space is recorded now, before any drawer, so every later open offers the same one.
+            with palace.open_vault(name, external) as store:
+                store.record_embedder()
+    embedder = external.identity.label if external is not None else call.tenancy.embedder.identity.label
+    return {"id": name, "level": level, "embedder": embedder, "created": True}
 
 
 def _list(call: Call) -> dict[str, Any]:
@@ -88,7 +99,7 @@ def _delete(call: Call) -> dict[str, Any]:
 
 # --- operator plane ----------------------------------------------------------------------------------
 def _backup(call: Call) -> Any:
-    return jsonable(create_backup(call.tenancy.palace, _vault(call), call.tenancy.embedder))
+    return jsonable(create_backup(call.tenancy.palace, _vault(call), call.tenancy.embedder_for(_vault(call))))
 
 
 def _backups(call: Call) -> dict[str, Any]:
@@ -99,7 +110,8 @@ def _restore(call: Call) -> dict[str, Any]:
     _not_pinned(call, "a restore")
     name = _vault(call)
     with call.tenancy.closed(name):
-        report = restore_backup(call.tenancy.palace, name, call.args.required_text("name"), call.tenancy.embedder)
+        embedder = call.tenancy.embedder_for(name)
+        report = restore_backup(call.tenancy.palace, name, call.args.required_text("name"), embedder)
     return {"restored": call.args.required_text("name"), "verify": jsonable(report)}
 
 
@@ -150,8 +162,15 @@ def _authority(call: Call) -> dict[str, Any]:
     }
 
 
-def _witness_check(call: Call) -> Any:
-    return jsonable(check_witness_document(call.live.store, call.body))
+def _witness_check(call: Call) -> dict[str, Any]:
+    """200 ``{"verdict": "extends", …}``; a rollback below the witness is `WitnessFailed` (409, integrity)."""
+    verdict = check_witness_document(call.live.store, call.body)
+    return {
+        "verdict": "extends",
+        "rows_since": verdict.writes_since,
+        "corroboration": verdict.corroboration,
+        "signature": verdict.signature,
+    }
 
 
 def _verify_forgetting(call: Call) -> Any:
@@ -162,14 +181,14 @@ def _verify_forgetting(call: Call) -> Any:
 def _repair(call: Call) -> dict[str, Any]:
     name = _vault(call)
     with call.tenancy.closed(name):
-        return repair_vault(call.tenancy.palace, name, call.tenancy.embedder).to_dict()
+        return repair_vault(call.tenancy.palace, name, call.tenancy.embedder_for(name)).to_dict()
 
 
 def _rotate(call: Call) -> Any:
     _not_pinned(call, "key rotation")
     name = _vault(call)
     with call.tenancy.closed(name):
-        return jsonable(rotate_vault(call.tenancy.palace, name, call.tenancy.embedder))
+        return jsonable(rotate_vault(call.tenancy.palace, name, call.tenancy.embedder_for(name)))
 
 
 def _export(call: Call) -> Response:
@@ -184,6 +203,17 @@ def _export(call: Call) -> Response:
 
 
 def _import(call: Call) -> dict[str, Any]:
+    store = call.live.store
+    for record in parse_export(call.body, "request body").drawers:
+        body = record.get("drawer")
+        drawer_id = body.get("id") if isinstance(body, dict) else None
+        # A row awaiting a ruling changes only through the ruling: an import must not overwrite the evidence.
+        if isinstance(drawer_id, str) and resident_in_quarantine(store, drawer_id):
+            raise HttpRefusal(
+                400,
+                f"import: line {record['_line']}: {drawer_id} awaits an admission ruling in this vault; "
+                "rule on it (POST …/admission) before importing over it",
+            )
     report = import_export_bytes(call.live.store, call.body, "request body", added_by=SURFACE)
     filing = report.filing
     return {
@@ -209,7 +239,7 @@ OPERATOR_BINDINGS: dict[tuple[str, str], Binding] = {
         {
             "id": string(f"the new vault's id ({_NAME})"),
             "level": string("sealed (default) or hmac-only", enum=LEVELS, default="sealed"),
-            "embedder": string("hash (default); external:<name>@<dim> is not built yet"),
+            "embedder": string("hash (default), or external:<name>@<dim>: the caller supplies every vector"),
         },
         _create,
         required=("id",),
@@ -278,8 +308,8 @@ OPERATOR_BINDINGS: dict[tuple[str, str], Binding] = {
         "kg_authority",
         {
             "fact_id": string("the active fact"),
-            "authority_class": string("its authority class"),
-            "review_state": string("its review state"),
+            "authority_class": string("its authority class", enum=AUTHORITY_CLASSES),
+            "review_state": string("its review state", enum=REVIEW_STATES),
             "canonical_key": string("the key it answers for lookup_canonical"),
         },
         _authority,

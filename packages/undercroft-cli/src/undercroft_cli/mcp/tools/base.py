@@ -31,6 +31,7 @@ __all__ = [
     "number",
     "read_once",
     "string",
+    "vector",
 ]
 
 T = TypeVar("T")
@@ -157,6 +158,11 @@ def number(description: str, *, above: float, maximum: float, default: float | N
 def boolean(description: str, *, default: bool = False) -> dict[str, Any]:
     """A boolean property with its default stated."""
     return _described("boolean", description, {"default": default})
+
+
+def vector(description: str) -> dict[str, Any]:
+    """A caller-supplied embedding: an array of finite numbers, exactly the vault embedder's dimension."""
+    return {"type": "array", "items": {"type": "number"}, "minItems": 1, "description": description}
 
 
 def memory_block(attributes: Mapping[str, str | None], content: str, extra_lines: list[str] | None = None) -> str:

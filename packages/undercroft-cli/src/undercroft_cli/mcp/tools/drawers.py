@@ -37,6 +37,7 @@ from undercroft_cli.mcp.tools.base import (
     integer,
     memory_block,
     string,
+    vector,
 )
 from undercroft_cli.operations import DRAWER_SCHEMA, WRITE_PROPERTIES, drawer_record
 
@@ -54,6 +55,8 @@ _SUPERSEDES = string(
 )
 # Drawer fields `supersede_drawer` does not take: naming one beside ``supersedes`` is refused, never dropped.
 _NOT_CARRIED = ("source_file", "content_date", "agent", "channel", "session")
+_VECTOR = vector("the drawer's embedding, when the vault stores caller-supplied vectors (external:<name>@<dim>)")
+
 _CLAIMS = {
     "agent": string("provenance claim: which agent wrote this (recorded, never a trust boundary)"),
     "channel": string("provenance claim: origin class of the content, e.g. user|tool-output|scrape|agent"),
@@ -149,7 +152,7 @@ def _new_drawer(session: ToolSession, args: Arguments, *, wing: str, room: str, 
         channel=args.text("channel"),
         session=args.text("session"),
     )
-    [result] = session.store.write([DrawerWrite(drawer)], screening=Screen())
+    [result] = session.store.write([DrawerWrite(drawer, args.vector("vector"))], screening=Screen())
     return write_output(result, wing=wing, room=room)
 
 
@@ -277,6 +280,7 @@ DRAWER_TOOLS: tuple[ToolSpec, ...] = (
             "kind": _KIND,
             "content_date": _CONTENT_DATE,
             "supersedes": _SUPERSEDES,
+            "vector": _VECTOR,
             **_CLAIMS,
         },
         _save,
@@ -295,6 +299,7 @@ DRAWER_TOOLS: tuple[ToolSpec, ...] = (
             "kind": _KIND,
             "content_date": _CONTENT_DATE,
             "supersedes": _SUPERSEDES,
+            "vector": _VECTOR,
             **_CLAIMS,
         },
         _add_drawer,

@@ -13,7 +13,16 @@ from undercroft_core.language import CALENDARS, DATE_ORDERS, LANGUAGES, WEEK_STA
 from undercroft_store.search import SearchHit, SearchRequest, SearchResult
 
 from undercroft_cli.mcp.arguments import Arguments
-from undercroft_cli.mcp.tools.base import ToolOutput, ToolSession, ToolSpec, boolean, integer, memory_block, string
+from undercroft_cli.mcp.tools.base import (
+    ToolOutput,
+    ToolSession,
+    ToolSpec,
+    boolean,
+    integer,
+    memory_block,
+    string,
+    vector,
+)
 from undercroft_cli.operations import SEARCH_RESULT_PROPERTIES, TOOL_SEARCH_LIMIT, no_hits_line, search_disclosures
 
 __all__ = ["SEARCH_NOTICE", "SEARCH_TOOLS", "render_search_hit", "render_search_result"]
@@ -80,6 +89,7 @@ def _search(session: ToolSession, args: Arguments) -> ToolOutput:
         conventions=reading_conventions(
             args.choice("language"), args.choice("date_order"), args.choice("week_start"), args.choice("calendar")
         ),
+        query_vector=args.vector("vector"),
     )
     result = session.searcher.search(request)
     data = {**result.to_dict(), "next_offset": offset + len(result.hits)}
@@ -110,6 +120,7 @@ SEARCH_TOOLS: tuple[ToolSpec, ...] = (
             "week_start": string("first day of the week, for 'last week'", enum=WEEK_STARTS),
             "date_order": string("how to read 03/04: day first or month first", enum=DATE_ORDERS),
             "calendar": string("the calendar that counted the years", enum=CALENDARS),
+            "vector": vector("the query's embedding, when the vault stores caller-supplied vectors"),
         },
         _search,
         required=("query",),

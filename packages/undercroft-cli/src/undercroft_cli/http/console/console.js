@@ -1,0 +1,331 @@
+// The Undercroft admin console: a /v1 client with no capability of its own.
+// Credentials live in this closure only (never storage); assertions are minted here with WebCrypto,
+// byte-compatible with `undercroft assert-header`. Drawer text is untrusted: it is only ever a text node.
+"use strict";
+(() => {
+  const state = { bearer: "", secret: "", vault: null, drawerOffset: 0, searchOffset: 0 };
+  const $ = (id) => document.getElementById(id);
+  const encoder = new TextEncoder();
+
+  function el(tag, text, attrs = {}) {
+    const node = document.createElement(tag);
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
+    return node;
+  }
+
+  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
+
+  function table(node, rows) {
+    clear(node);
+    for (const [key, value] of rows) {
+      const tr = el("tr");
+      tr.append(el("th", key), el("td", typeof value === "object" ? JSON.stringify(value) : value));
+      node.append(tr);
+    }
+  }
+
+  async function assertion(vault) {
+    const key = await crypto.subtle.importKey(
+      "raw", encoder.encode(state.secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    const ts = Math.floor(Date.now() / 1000).toString();
+    const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(`${ts}|${vault}`)));
+    return `${ts}:${Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+  }
+
+  const SENTENCES = {
+    400: "Bad request", 401: "Unauthorized: the bearer or the assertion secret was refused.",
+    403: "Refused: this server runs read-only, so it takes no writes.", 404: "Not found",
+    413: "Too large: the body is above the route's cap; nothing of it was used.",
+    501: "Not built on this engine yet",
+  };
+
+  function say(text) { const status = $("status"); status.classList.remove("busy"); status.textContent = text; }
+
+  function incident(message) {
+    const banner = $("banner");
+    banner.textContent = "INTEGRITY INCIDENT: " + message + "\nPreserve the evidence first (copy the vault directory), " +
+      "then run `undercroft verify` and restore a backup that verifies. Runbook: docs/rotation-and-backup.md.";
+    banner.hidden = false;
+  }
+
+  // One request: the bearer, the assertion for the vault it addresses, and the status doctrine's sentence.
+  async function api(method, path, { vault = state.vault, scope, body, raw, expect = "json" } = {}) {
+    const headers = { Authorization: `Bearer ${state.bearer}` };
+    if (state.secret) headers["X-Vault-Assertion"] = await assertion(scope ?? vault ?? "*");
+    let payload;
+    if (raw !== undefined) payload = raw;
+    else if (body !== undefined) { payload = JSON.stringify(body); headers["Content-Type"] = "application/json"; }
+    const status = $("status"); status.textContent = `${method} ${path}`; status.classList.add("busy");
+    const response = await fetch(path, { method, headers, body: payload, credentials: "omit", cache: "no-store" });
+    if (expect === "blob" && response.ok) { say(`${response.status} ${method} ${path}`); return await response.blob(); }
+    let data = null;
+    try { data = await response.json(); } catch (_) { data = null; }
+    const message = data && typeof data.error === "string" ? data.error : "";
+    if (response.status === 202) {
+      say(`Diverted to the review queue (queue slot ${data && data.id}): it was NOT saved where you aimed.`);
+      return { diverted: true, data };
+    }
+    if (response.ok) { say(`${response.status} ${method} ${path}`); return data; }
+    if (data && data.class === "integrity") { incident(message); say("Integrity verdict: see the banner."); }
+    else if (response.status === 409) say(`Refused (${response.status}): ${message}`);
+    else say(`${SENTENCES[response.status] || `Failed (${response.status})`}${message ? ": " + message : ""}`);
+    throw new Error(message || String(response.status));
+  }
+
+  const v = (suffix = "") => `/v1/vaults/${encodeURIComponent(state.vault)}${suffix}`;
+  const query = (params) => {
+    const entries = Object.entries(params).filter(([, value]) => value !== "" && value !== null && value !== undefined);
+    return entries.length ? "?" + new URLSearchParams(entries).toString() : "";
+  };
+  const fields = (form) => Object.fromEntries(new FormData(form).entries());
+  const confirmed = (form, expected) => {
+    if (form.elements.confirm.value !== expected) { say(`Type "${expected}" exactly to confirm.`); return false; }
+    return true;
+  };
+  const guarded = (handler) => async (event) => {
+    if (event) event.preventDefault();
+    try { await handler(event); } catch (error) { if (!$("status").textContent) say(String(error)); }
+  };
+  function download(link, data, name) {
+    const blob = data instanceof Blob ? data : new Blob([JSON.stringify(data, null, 2)], { type: "application/json" });
+    link.href = URL.createObjectURL(blob); link.download = name; link.hidden = false;
+  }
+
+  // --- tabs -------------------------------------------------------------------------------------
+  const loaders = {};
+  function show(name) {
+    for (const tab of document.querySelectorAll("[role=tab]")) tab.setAttribute("aria-selected", String(tab.dataset.tab === name));
+    for (const panel of document.querySelectorAll("[role=tabpanel]")) panel.hidden = panel.id !== `tab-${name}`;
+    if (state.bearer && loaders[name] && (state.vault || name === "vaults")) guarded(loaders[name])();
+  }
+
+  function selectVault(name) { state.vault = name; $("current-vault").textContent = name; $("banner").hidden = true; }
+
+  loaders.vaults = async () => {
+    const list = clear($("vault-list"));
+    for (const name of (await api("GET", "/v1/vaults", { scope: "*" })).vaults) {
+      const button = el("button", name, { "data-vault": name });
+      button.addEventListener("click", () => { selectVault(name); show("stats"); });
+      const item = el("li"); item.append(button); list.append(item);
+    }
+  };
+
+  loaders.stats = async () => {
+    const stats = await api("GET", v("/stats"));
+    $("posture").textContent = `POSTURE: ${stats.read_only ? "read-only (a replica: writes refused)" : "writable"}`;
+    $("ceiling").textContent = stats.chain_ceiling === null
+      ? `audit chain: ${stats.chain_records} records (no ceiling declared)`
+      : `audit chain: ${stats.chain_records} / ${stats.chain_ceiling}${stats.chain_over_ceiling ? " OVER" : ""}`;
+    const unhealed = stats.unhealed || [];
+    $("unhealed").hidden = unhealed.length === 0;
+    const list = clear($("unhealed-list")); for (const line of unhealed) list.append(el("li", line));
+    table($("stats-table"), Object.entries(stats));
+  };
+
+  async function listDrawers(wing, room, offset) {
+    state.drawerScope = { wing, room };
+    $("drawer-scope").textContent = wing ? `(${wing}${room ? "/" + room : ""})` : "";
+    const page = await api("GET", v("/drawers") + query({ wing, room, limit: 20, offset }));
+    const list = offset ? $("drawer-list") : clear($("drawer-list"));
+    for (const drawer of page.drawers) {
+      const button = el("button", `${drawer.wing}/${drawer.room} · ${drawer.id}`);
+      button.addEventListener("click", guarded(() => viewDrawer(drawer.id)));
+      const item = el("li"); item.append(button, el("span", " " + (drawer.content || "").slice(0, 80))); list.append(item);
+    }
+    state.drawerOffset = page.next_offset;
+    $("drawers-more").hidden = page.drawers.length < 20;
+  }
+
+  async function viewDrawer(id) {
+    const { drawer } = await api("GET", v(`/drawers/${encodeURIComponent(id)}`));
+    state.drawer = drawer.id;
+    $("drawer-view").hidden = false;
+    $("drawer-title").textContent = `${drawer.wing}/${drawer.room} · ${drawer.id} · filed ${drawer.filed_at}`;
+    $("drawer-content").textContent = drawer.content;  // untrusted: a text node, never markup
+    $("edit-drawer").elements.text.value = drawer.content;
+  }
+
+  loaders.drawers = async () => {
+    const { taxonomy } = await api("GET", v("/taxonomy"));
+    const tree = clear($("taxonomy"));
+    for (const [wing, rooms] of Object.entries(taxonomy)) {
+      const item = el("li"); const wingButton = el("button", wing);
+      wingButton.addEventListener("click", guarded(() => listDrawers(wing, "", 0)));
+      const inner = el("ul");
+      if (rooms && typeof rooms === "object") {
+        for (const [room, count] of Object.entries(rooms)) {
+          const roomButton = el("button", `${room} (${count})`);
+          roomButton.addEventListener("click", guarded(() => listDrawers(wing, room, 0)));
+          const leaf = el("li"); leaf.append(roomButton); inner.append(leaf);
+        }
+      } else inner.append(el("li", `${rooms}`));
+      item.append(wingButton, inner); tree.append(item);
+    }
+    await listDrawers("", "", 0);
+  };
+
+  function renderHits(result, append) {
+    const list = append ? $("hits") : clear($("hits"));
+    for (const hit of result.hits) {
+      const item = el("li");
+      item.append(
+        el("div", `${hit.wing}/${hit.room} · ${hit.id} · filed ${hit.filed_at}${hit.content_date ? " · dated " + hit.content_date : ""}`),
+        el("div", `score ${hit.score.toFixed(3)} · semantic ${hit.semantic.toFixed(3)} · lexical ${hit.lexical.toFixed(3)}`),
+        el("pre", hit.content));
+      list.append(item);
+    }
+    if (!result.hits.length && !append) list.append(el("li", `no hits (searched ${result.searched}, scope ${result.scope})`));
+    state.searchOffset = result.next_offset;
+    $("search-more").hidden = result.hits.length < 10;
+  }
+
+  async function search(append) {
+    const form = fields($("search-form"));
+    const body = { query: form.query, limit: 10, offset: append ? state.searchOffset : 0 };
+    for (const key of ["wing", "room", "kind", "when"]) if (form[key]) body[key] = form[key];
+    renderHits(await api("POST", v("/search"), { body }), append);
+  }
+
+  loaders.graph = async () => { clear($("facts")); clear($("receipts")); };
+
+  function renderFacts(facts) {
+    const node = clear($("facts"));
+    const head = el("tr");
+    for (const name of ["subject", "predicate", "object", "valid", "grounding"]) head.append(el("th", name));
+    node.append(head);
+    for (const fact of facts) {
+      const row = el("tr");
+      row.append(el("td", fact.subject), el("td", fact.predicate), el("td", fact.object),
+        el("td", `${fact.valid_from || "…"} → ${fact.valid_to || "now"}`), el("td", fact.grounding || ""));
+      node.append(row);
+    }
+  }
+
+  loaders.verify = async () => {};
+  async function verifyNow() {
+    const report = await api("POST", v("/verify"));
+    const lines = [`vault ${report.vault}`, `records checked: ${report.records_checked}`,
+      `audit chain: ${report.audit_chain_ok ? "ok" : "BROKEN"}`];
+    for (const item of report.tampered || []) lines.push(`tampered: ${typeof item === "string" ? item : JSON.stringify(item)}`);
+    lines.push(report.ok ? "VERIFY OK" : "VERIFY FAILED");
+    $("verify-report").textContent = lines.join("\n");
+    if (!report.ok) incident(`vault ${report.vault} failed verification (${(report.tampered || []).length} finding(s))`);
+  }
+
+  loaders.backups = async () => {
+    const list = clear($("backup-list"));
+    for (const backup of (await api("GET", v("/backups"))).backups) list.append(el("li", `${backup.id} · ${backup.created_at || ""}`));
+  };
+
+  loaders.ops = async () => {
+    const queue = clear($("queue"));
+    for (const entry of (await api("GET", v("/admission"))).queue) {
+      const item = el("li", `${entry.id} → ${entry.intended_wing}/${entry.intended_room} · signals ${entry.signals.join(",")} · destination ${entry.destination} `);
+      for (const verdict of ["allow", "deny"]) {
+        const button = el("button", verdict, { class: verdict === "deny" ? "danger" : "" });
+        button.addEventListener("click", guarded(async () => {
+          const ruling = await api("POST", v("/admission"), { body: { id: entry.id, verdict } });
+          $("ops-report").textContent = JSON.stringify(ruling, null, 2); await loaders.ops();
+        }));
+        item.append(button);
+      }
+      queue.append(item);
+    }
+    if (!queue.firstChild) queue.append(el("li", "the queue is empty"));
+    const trust = clear($("trust-list"));
+    for (const entry of (await api("GET", v("/trust"))).trust) trust.append(el("li", `${entry.wing}: ${entry.trust}`));
+    const retention = clear($("retention-list"));
+    for (const policy of (await api("GET", v("/retention"))).policies) retention.append(el("li", `${policy.wing}${policy.room ? "/" + policy.room : ""}: ${policy.max_age_seconds} s`));
+  };
+
+  const readFile = (form) => form.elements.file.files[0].text();
+
+  // --- wiring -----------------------------------------------------------------------------------
+  document.addEventListener("DOMContentLoaded", () => {
+    for (const tab of document.querySelectorAll("[role=tab]")) tab.addEventListener("click", () => show(tab.dataset.tab));
+    $("credentials").addEventListener("submit", guarded(async () => {
+      state.bearer = $("bearer").value; state.secret = $("secret").value;
+      $("bearer").value = ""; $("secret").value = "";  // kept in this closure only
+      show("vaults");
+    }));
+    $("create-vault").addEventListener("submit", guarded(async (event) => {
+      const form = fields(event.target); const body = { id: form.id, level: form.level };
+      if (form.embedder) body.embedder = form.embedder;
+      await api("POST", "/v1/vaults", { scope: form.id, body }); selectVault(form.id); await loaders.vaults();
+    }));
+    $("delete-vault").addEventListener("submit", guarded(async (event) => {
+      if (!confirmed(event.target, state.vault)) return;
+      await api("DELETE", v()); state.vault = null; $("current-vault").textContent = "none"; await loaders.vaults();
+    }));
+    $("save-drawer").addEventListener("submit", guarded(async (event) => {
+      const form = fields(event.target); const body = { text: form.text };
+      if (form.wing) body.wing = form.wing; if (form.room) body.room = form.room;
+      const saved = await api("POST", v("/drawers"), { body });
+      if (!saved.diverted) say(`Saved as ${saved.id} (${saved.outcome}).`);
+    }));
+    $("drawers-more").addEventListener("click", guarded(() => listDrawers(state.drawerScope.wing, state.drawerScope.room, state.drawerOffset)));
+    $("edit-drawer").addEventListener("submit", guarded(async (event) => {
+      const saved = await api("PUT", v(`/drawers/${encodeURIComponent(state.drawer)}`), { body: { text: event.target.elements.text.value } });
+      if (!saved.diverted) { say(`Replaced: ${saved.outcome}.`); await viewDrawer(state.drawer); }
+    }));
+    $("delete-drawer").addEventListener("submit", guarded(async (event) => {
+      if (!confirmed(event.target, state.drawer)) return;
+      await api("DELETE", v(`/drawers/${encodeURIComponent(state.drawer)}`)); $("drawer-view").hidden = true; await loaders.drawers();
+    }));
+    $("search-form").addEventListener("submit", guarded(() => search(false)));
+    $("search-more").addEventListener("click", guarded(() => search(true)));
+    $("load-entities").addEventListener("click", guarded(async () => {
+      const list = clear($("entities"));
+      for (const entity of (await api("GET", v("/kg/entities") + query({ limit: 100 }))).entities) list.append(el("li", entity.name));
+    }));
+    $("entity-form").addEventListener("submit", guarded(async (event) => {
+      renderFacts((await api("GET", v("/kg/query") + query({ entity: fields(event.target).entity }))).facts);
+    }));
+    $("timeline").addEventListener("click", guarded(async () => {
+      renderFacts((await api("GET", v("/kg/timeline") + query({ entity: $("entity-form").elements.entity.value }))).facts);
+    }));
+    $("load-receipts").addEventListener("click", guarded(async () => {
+      const report = await api("GET", v("/kg/receipts"));
+      table($("receipts"), [...Object.entries(report.counts), ["uncited", report.uncited]]);
+    }));
+    $("verify-now").addEventListener("click", guarded(verifyNow));
+    $("rotate-form").addEventListener("submit", guarded(async (event) => {
+      if (!confirmed(event.target, state.vault)) return;
+      $("rotate-report").textContent = JSON.stringify(await api("POST", v("/rotate")), null, 2);
+    }));
+    $("backup-now").addEventListener("click", guarded(async () => { await api("POST", v("/backups")); await loaders.backups(); }));
+    $("restore-form").addEventListener("submit", guarded(async (event) => {
+      if (!confirmed(event.target, state.vault)) return;
+      const report = await api("POST", v("/backups/restore"), { body: { name: event.target.elements.name.value } });
+      say(`Restored ${report.restored}: verify ${report.verify.ok ? "ok" : "FAILED"}.`);
+    }));
+    $("export-now").addEventListener("click", guarded(async () => download($("export-link"), await api("GET", v("/export"), { expect: "blob" }), `${state.vault}.ndjson`)));
+    $("import-form").addEventListener("submit", guarded(async (event) => {
+      const report = await api("POST", v("/import"), { raw: await readFile(event.target) });
+      const stats = await api("GET", v("/stats"));
+      $("import-report").textContent = `${JSON.stringify(report, null, 2)}\nthe destination now holds ${stats.drawers} drawer(s)`;
+    }));
+    $("trust-form").addEventListener("submit", guarded(async (event) => { await api("POST", v("/trust"), { body: fields(event.target) }); await loaders.ops(); }));
+    $("retention-form").addEventListener("submit", guarded(async (event) => {
+      const form = fields(event.target); const body = { wing: form.wing, max_age: form.max_age };
+      if (form.room) body.room = form.room;
+      await api("POST", v("/retention"), { body }); await loaders.ops();
+    }));
+    $("sweep-now").addEventListener("click", guarded(async () => { $("ops-report").textContent = JSON.stringify(await api("POST", v("/retention/sweep")), null, 2); }));
+    $("forget-form").addEventListener("submit", guarded(async (event) => {
+      if (!confirmed(event.target, "FORGET")) return;
+      const ids = event.target.elements.ids.value.split(",").map((id) => id.trim()).filter(Boolean);
+      const receipt = await api("POST", v("/forget"), { body: { ids } });
+      download($("receipt-link"), receipt, "receipt.json"); $("ops-report").textContent = JSON.stringify(receipt, null, 2);
+    }));
+    $("verify-forgetting-form").addEventListener("submit", guarded(async (event) => {
+      $("ops-report").textContent = JSON.stringify(await api("POST", v("/verify-forgetting"), { raw: await readFile(event.target) }), null, 2);
+    }));
+    $("witness-now").addEventListener("click", guarded(async () => download($("witness-link"), await api("GET", v("/witness")), "witness.json")));
+    $("witness-form").addEventListener("submit", guarded(async (event) => {
+      $("ops-report").textContent = JSON.stringify(await api("POST", v("/witness"), { raw: await readFile(event.target) }), null, 2);
+    }));
+    show("vaults");
+  });
+})();
