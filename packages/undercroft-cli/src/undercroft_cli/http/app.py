@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 from undercroft_obs import names
 
@@ -33,7 +32,7 @@ from undercroft_cli.http.auth import ASSERTION_HEADER, Gate
 from undercroft_cli.http.console import console_asset
 from undercroft_cli.http.errors import error_response, unauthorized
 from undercroft_cli.http.openapi import openapi_document
-from undercroft_cli.http.routes import READ_POSTS, UNGATED
+from undercroft_cli.http.routes import READ_POSTS, UNGATED, path_pattern
 from undercroft_cli.http.tenancy import Tenancy
 from undercroft_cli.http.v1 import v1_routes
 from undercroft_cli.mcp import McpDispatcher
@@ -46,11 +45,7 @@ __all__ = ["Service", "build_app"]
 log = logging.getLogger("undercroft.http")
 
 
-def _template(path: str) -> re.Pattern[str]:
-    return re.compile("^" + re.sub(r"\{[a-z_]+\}", "[^/]+", path) + "$")
-
-
-_READ_POSTS = tuple(_template(path) for method, path in READ_POSTS if method == "POST")
+_READ_POSTS = tuple(path_pattern(path) for method, path in READ_POSTS if method == "POST")
 
 
 @dataclass
@@ -132,10 +127,25 @@ class _McpEndpoint:
         await self.manager.handle_request(scope, receive, send)
 
 
+def _allowed(request: Request) -> str:
+    """Every method some route serves at this path (Starlette's own 405 names only the first such route's)."""
+    matching = [
+        route
+        for route in request.app.router.routes
+        if isinstance(route, Route) and route.methods and route.matches(request.scope)[0] is not Match.NONE
+    ]
+    # A literal segment names its own resource: /drawers/check-duplicate is not /drawers/{drawer_id}.
+    fewest = min((route.path.count("{") for route in matching), default=0)
+    methods = {m for route in matching if route.path.count("{") == fewest for m in route.methods or ()}
+    return ", ".join(sorted(methods))
+
+
 async def _not_found(request: Request, exc: Exception) -> Response:
     status = exc.status_code if isinstance(exc, HTTPException) else 404
-    if status == 405:
-        return error_response(405, f"{request.method} is not a method of {request.url.path}")
+    if status == 405:  # RFC 9110 §15.5.6: a 405 carries Allow
+        response = error_response(405, f"{request.method} is not a method of {request.url.path}")
+        response.headers["Allow"] = _allowed(request)
+        return response
     return error_response(status, f"unknown route: {request.method} {request.url.path}")
 
 

@@ -25,6 +25,7 @@ from undercroft_store.errors import (
     StoreClosed,
     VaultNotFound,
 )
+from undercroft_store.memory.kg.errors import SurfaceNotFound
 
 from undercroft_cli._internal.exit_codes import database_verdict
 from undercroft_cli.mcp.errors import ToolRefused, UnknownTool
@@ -61,7 +62,7 @@ def unauthorized() -> JSONResponse:
 def _status(failure: UndercroftError) -> int:
     if isinstance(failure, ReadOnlyStore | ToolRefused):
         return 403
-    if isinstance(failure, DrawerNotFound | VaultNotFound | BackupNotFound | UnknownTool):
+    if isinstance(failure, DrawerNotFound | VaultNotFound | BackupNotFound | SurfaceNotFound | UnknownTool):
         return 404
     if isinstance(failure, InvalidInput | BackupMismatch):
         return 400

@@ -15,7 +15,7 @@ from undercroft_cli.http.bindings import BINDINGS
 from undercroft_cli.http.operations import Reach, Source
 from undercroft_cli.http.routes import ROUTES, Route
 
-__all__ = ["openapi_document"]
+__all__ = ["DRAWER_ID_PATTERN", "VAULT_ID_PATTERN", "openapi_document"]
 
 _ERROR = {
     "type": "object",
@@ -23,6 +23,66 @@ _ERROR = {
     "required": ["error"],
 }
 _PATH_PARAMETER = re.compile(r"\{([a-z_]+)\}")
+
+# The vault id rule of ``validate_vault_id`` and ``validate_name`` as one ECMA-262 pattern, so a client (and
+# schemathesis) learns it from the document instead of from a 400: 1-64 of [A-Za-z0-9._-] starting with a letter
+# or digit, never ``..``, never ending with ``.``, never a Windows device name (``nul``, ``com1.x``, any case).
+VAULT_ID_PATTERN = (
+    r"^(?!.*\.\.)(?!(?:[Cc][Oo][Nn]|[Pp][Rr][Nn]|[Aa][Uu][Xx]|[Nn][Uu][Ll]|[Cc][Oo][Mm][0-9]|[Ll][Pp][Tt][0-9])(?:\.|$))"
+    r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9_-])?$"
+)
+"""The pattern every ``{id}`` (and a created vault's ``id``) matches; anything else is a 400."""
+
+
+DRAWER_ID_PATTERN = r"^drawer_[0-9a-f]{32}$"
+"""What ``undercroft_core.ids`` accepts as a drawer id (anything else is a 400 naming the expected shape)."""
+
+# Arguments that are drawer ids wherever they appear (a path parameter, a query filter, a body list).
+_DRAWER_IDS = frozenset({"drawer_id", "subject", "ids"})
+
+
+def _path_schema(name: str) -> dict[str, Any]:
+    if name == "id":
+        return {"type": "string", "pattern": VAULT_ID_PATTERN}
+    if name in _DRAWER_IDS:
+        return {"type": "string", "pattern": DRAWER_ID_PATTERN}
+    return {"type": "string", "minLength": 1}
+
+
+def _advertised(key: str, prop: dict[str, Any], *, required: bool) -> dict[str, Any]:
+    """A property as the parser reads it: a required text must hold a visible character (``required_text``
+    refuses a blank one) and a drawer id has one shape."""
+    if key in _DRAWER_IDS and prop.get("type") == "string":
+        return {**prop, "pattern": DRAWER_ID_PATTERN}
+    if key in _DRAWER_IDS and prop.get("type") == "array":
+        return {**prop, "items": {"type": "string", "pattern": DRAWER_ID_PATTERN}}
+    if required and prop.get("type") == "string" and "enum" not in prop:
+        return {**prop, "minLength": 1, "pattern": r"\S"}
+    return prop
+
+
+def _nullable(prop: dict[str, Any]) -> dict[str, Any]:
+    kind = prop.get("type")
+    kinds = list(kind) if isinstance(kind, list) else [kind]
+    nullable = {**prop, "type": [*kinds, "null"]}
+    if "enum" in prop:
+        nullable["enum"] = [*prop["enum"], None]
+    return nullable
+
+
+def _body_schema(route: Route, schema: dict[str, Any]) -> dict[str, Any]:
+    """A JSON body's schema as the parser reads it: an optional field sent as ``null`` is the field absent
+    (``Arguments`` reads ``None`` as "not given" on every surface), so the document says so."""
+    required = set(schema["required"])
+    properties = {
+        key: _advertised(key, prop, required=True)
+        if key in required
+        else _nullable(_advertised(key, prop, required=False))
+        for key, prop in schema["properties"].items()
+    }
+    if route.key == ("POST", "/v1/vaults"):
+        properties["id"] = {**properties["id"], "pattern": VAULT_ID_PATTERN}
+    return {**schema, "properties": properties}
 
 
 def _responses(route: Route) -> dict[str, Any]:
@@ -53,7 +113,7 @@ def _responses(route: Route) -> dict[str, Any]:
 def _operation(route: Route) -> dict[str, Any]:
     binding = BINDINGS.get(route.key)
     parameters: list[dict[str, Any]] = [
-        {"name": name, "in": "path", "required": True, "schema": {"type": "string", "minLength": 1}}
+        {"name": name, "in": "path", "required": True, "schema": _path_schema(name)}
         for name in _PATH_PARAMETER.findall(route.path)
     ]
     operation: dict[str, Any] = {
@@ -68,8 +128,10 @@ def _operation(route: Route) -> dict[str, Any]:
     if binding.source is Source.QUERY:
         required = set(schema["required"])
         for name, prop in schema["properties"].items():
-            parameters.append({"name": name, "in": "query", "required": name in required, "schema": prop})
+            advertised = _advertised(name, prop, required=name in required)
+            parameters.append({"name": name, "in": "query", "required": name in required, "schema": advertised})
     elif binding.source is Source.BODY:
+        schema = _body_schema(route, schema)
         operation["requestBody"] = {
             "required": bool(schema["required"]),
             "content": {"application/json": {"schema": schema}},

@@ -9,9 +9,10 @@ table with ``pending`` set: it answers 501 with a body naming what is missing, n
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-__all__ = ["PENDING_ROUTES", "READ_POSTS", "ROUTES", "UNGATED", "Route", "route_key"]
+__all__ = ["PENDING_ROUTES", "READ_POSTS", "ROUTES", "UNGATED", "Route", "path_pattern", "route_key"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,3 +131,8 @@ UNGATED: tuple[tuple[str, str], ...] = (
 def route_key(method: str, path: str) -> tuple[str, str]:
     """The table key of a route."""
     return (method, path)
+
+
+def path_pattern(path: str) -> re.Pattern[str]:
+    """The concrete request paths a template matches (each ``{param}`` is one non-empty segment)."""
+    return re.compile("^" + re.sub(r"\{[a-z_]+\}", "[^/]+", path) + "$")

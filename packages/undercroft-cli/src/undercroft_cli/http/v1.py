@@ -10,11 +10,13 @@ application's middleware, for every route alike.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import undercroft_obs as obs
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route as StarletteRoute
@@ -25,7 +27,7 @@ from undercroft_cli.http.auth import ASSERTION_HEADER, Gate
 from undercroft_cli.http.bindings import BINDINGS, MAX_IMPORT_BODY
 from undercroft_cli.http.errors import HttpRefusal, error_response, failure_response, unauthorized
 from undercroft_cli.http.operations import MAX_JSON_BODY, Binding, Call, Reach, Source, coerce_query, parse_body
-from undercroft_cli.http.routes import PENDING_ROUTES, ROUTES, Route
+from undercroft_cli.http.routes import PENDING_ROUTES, ROUTES, Route, path_pattern
 from undercroft_cli.http.tenancy import Tenancy
 
 __all__ = ["LISTING_SCOPE", "v1_routes"]
@@ -61,10 +63,27 @@ def _assertion_vault(route: Route, path_params: Mapping[str, str], body: Mapping
     return LISTING_SCOPE
 
 
+def _shadows(route: Route) -> tuple[re.Pattern[str], ...]:
+    """The more literal routes ``route``'s template also matches (``/drawers/{drawer_id}`` matches
+    ``/drawers/check-duplicate``): a request for one of those paths is theirs, never this route's."""
+    template = path_pattern(route.path)
+    return tuple(
+        path_pattern(other.path)
+        for other in ROUTES
+        if other.path != route.path
+        and other.path.count("{") < route.path.count("{")
+        and template.match(other.path) is not None
+    )
+
+
 def _endpoint(route: Route, binding: Binding | None, tenancy: Tenancy, gate: Gate) -> Endpoint:
     label = f"{route.method} {route.path}"
+    shadows = _shadows(route)
 
     async def endpoint(request: Request) -> Response:
+        if any(shadow.match(request.url.path) for shadow in shadows):
+            # PUT /drawers/check-duplicate is a wrong method on that route, not a drawer named check-duplicate.
+            raise HTTPException(405)
         started = time.perf_counter()
         try:
             response = await _serve(request)

@@ -19,7 +19,7 @@ from datetime import datetime
 
 from undercroft_core.errors import InvalidInput
 from undercroft_core.names import validate_name
-from undercroft_core.vocabulary import QUARANTINE_WING
+from undercroft_core.vocabulary import QUARANTINE_WING, names_quarantine_wing
 from undercroft_vault import AuditRow, SigningIdentity, compute_tag, constant_time_equal
 
 from undercroft_store.errors import Error, ReadOnlyStore
@@ -132,7 +132,7 @@ def _scope_names(wing: str, room: str | None) -> tuple[str, str]:
             validate_name(room, what="room")
     except InvalidInput as error:
         raise InvalidRetention(str(error)) from None
-    if wing == QUARANTINE_WING:
+    if names_quarantine_wing(wing):  # any spelling: a look-alike of the queue's name is the queue's name
         raise InvalidRetention(f"the {QUARANTINE_WING!r} wing takes no retention: rule on it with admission")
     return wing, room or ""
 

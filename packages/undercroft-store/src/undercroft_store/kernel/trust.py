@@ -26,7 +26,7 @@ from undercroft_config import settings
 from undercroft_core.drawer import canonical_json
 from undercroft_core.errors import InvalidInput
 from undercroft_core.names import validate_name
-from undercroft_core.vocabulary import QUARANTINE_WING, TRUST_ORDER, TRUST_VOCAB, validate_trust
+from undercroft_core.vocabulary import QUARANTINE_WING, TRUST_ORDER, TRUST_VOCAB, names_quarantine_wing, validate_trust
 from undercroft_vault import AuditRow, VaultKeys, compute_tag, constant_time_equal
 
 from undercroft_store.errors import InvalidDrawer, StoreIntegrityError
@@ -167,7 +167,7 @@ def _check_wing(wing: object) -> str:
         validate_name(wing, what="wing")
     except InvalidInput as error:
         raise InvalidDrawer(str(error)) from None
-    if wing == QUARANTINE_WING:
+    if names_quarantine_wing(wing):  # any spelling: a look-alike of the queue's name is the queue's name
         raise InvalidDrawer(f"the {QUARANTINE_WING!r} wing is the review queue: it takes no trust class")
     return wing
 

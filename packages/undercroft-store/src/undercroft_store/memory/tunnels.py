@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Final
 from undercroft_core.drawer import Drawer
 from undercroft_core.errors import InvalidInput
 from undercroft_core.names import validate_name
-from undercroft_core.vocabulary import QUARANTINE_WING
+from undercroft_core.vocabulary import QUARANTINE_WING, names_quarantine_wing
 from undercroft_vault import AuditRow, Domain, IntegrityFailure, compute_tag, constant_time_equal
 
 from undercroft_store.kernel._internal.context import VaultContext
@@ -72,7 +72,7 @@ def _end(wing: object, room: object, what: str) -> tuple[str, str | None]:
         checked_room = validate_name(room, what=f"{what} room") if room is not None else None
     except InvalidInput as error:
         raise InvalidSurfaceInput(str(error)) from None
-    if checked_wing == QUARANTINE_WING:
+    if names_quarantine_wing(checked_wing):  # any spelling: a look-alike of the queue's name is the queue's name
         raise InvalidSurfaceInput(f"the {QUARANTINE_WING!r} wing cannot be a tunnel end")
     return checked_wing, checked_room
 
