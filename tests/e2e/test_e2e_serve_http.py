@@ -95,7 +95,7 @@ def _start(home: Path, *args: str, **extra: str) -> Server:
 def _stop(server: Server) -> None:
     server.process.terminate()
     try:
-        server.process.wait(30)
+        assert server.process.wait(30) == 0  # SIGTERM is an orderly stop: drained, closed, exit 0
     finally:
         if server.process.poll() is None:
             server.process.kill()

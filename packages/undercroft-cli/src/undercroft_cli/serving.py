@@ -7,7 +7,9 @@ never do. ``assert-header`` lives here too: it mints the header the HTTP gate ch
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 
 import click
 from undercroft_config import settings
@@ -64,6 +66,8 @@ def serve_http_command(host: str, port: int, vault: str, read_only: bool) -> int
     import anyio
     import uvicorn
 
+    _GracefulServer = _graceful_server_class()
+
     from undercroft_cli.http import Gate, Service, Tenancy, build_app
 
     token, secret = settings.http_token(), settings.assertion_secret()
@@ -96,7 +100,7 @@ def serve_http_command(host: str, port: int, vault: str, read_only: bool) -> int
         if service.metrics_declared:
             service.metrics = _metrics_sink(per_vault_gauges=secret is None)
         app = build_app(service)
-        server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
+        server = _GracefulServer(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
 
         async def serve() -> None:
             async with anyio.create_task_group() as group:
@@ -114,6 +118,24 @@ def serve_http_command(host: str, port: int, vault: str, read_only: bool) -> int
         anyio.run(serve)
         tenancy.close()
     return 0
+
+
+def _graceful_server_class() -> type:
+    """uvicorn's server, except that SIGINT/SIGTERM end the run with exit 0: a stopped server did not fail.
+
+    uvicorn re-raises the signal after its graceful shutdown, which turns an orderly stop into exit 1
+    ("aborted") or 143; the shutdown itself (drain, lifespan, handles closed) is unchanged.
+    """
+    import uvicorn
+
+    class GracefulServer(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            with super().capture_signals():
+                yield
+                self._captured_signals.clear()  # shut down gracefully; do not re-raise the signal
+
+    return GracefulServer
 
 
 def _metrics_sink(*, per_vault_gauges: bool) -> object | None:
