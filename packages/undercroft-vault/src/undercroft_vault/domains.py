@@ -36,6 +36,8 @@ class DomainKind(IntEnum):
     KG_TERMS = 7
     KG_NAME = 8
     VAULT_SECRET = 9
+    DRAWER_META = 10
+    QUEUE_META = 11
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,17 @@ class Domain:
     def vault_secret(cls, name: str) -> Domain:
         """``secret/{name}`` — a long-lived secret stored sealed in the vault (e.g. the blind-index key)."""
         return cls(DomainKind.VAULT_SECRET, "secret/" + _component(name, "secret name"))
+
+    @classmethod
+    def drawer_meta(cls, record_id: str) -> Domain:
+        """``{id}/meta`` — a sealed vault's drawer metadata (names, dates, claims: everything but the labels'
+        blind values)."""
+        return cls(DomainKind.DRAWER_META, _component(record_id, "record id") + "/meta")
+
+    @classmethod
+    def queue_meta(cls, slot_id: str) -> Domain:
+        """``queue/{id}`` — a sealed vault's admission-queue row detail (intended destination, signals)."""
+        return cls(DomainKind.QUEUE_META, "queue/" + _component(slot_id, "queue slot id"))
 
     def aad(self, vault_id: str) -> bytes:
         """The associated data binding this domain to `vault_id`."""

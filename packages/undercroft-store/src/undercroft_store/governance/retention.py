@@ -20,12 +20,13 @@ from datetime import datetime
 from undercroft_core.errors import InvalidInput
 from undercroft_core.names import validate_name
 from undercroft_core.vocabulary import QUARANTINE_WING
-from undercroft_vault import AuditRow, SigningIdentity, compute_tag, constant_time_equal
+from undercroft_vault import AuditRow, IntegrityFailure, SigningIdentity, compute_tag, constant_time_equal
 
 from undercroft_store.errors import Error, ReadOnlyStore
 from undercroft_store.governance.forgetting import ForgetReceipt, _context_of, forget
 from undercroft_store.kernel._internal.chain_append import anchor_now, append_in_transaction
 from undercroft_store.kernel._internal.context import VaultContext
+from undercroft_store.kernel._internal.meta_at_rest import open_meta
 from undercroft_store.kernel._internal.retention_table import (
     CLEAR_PREFIX,
     LABEL_PREFIX,
@@ -248,7 +249,12 @@ def sweep(
         if not constant_time_equal(compute_tag(context.keys, drawer_id, meta, bytes(content)), bytes(tag)):
             report.tampered_drawers.append(drawer_id)
             continue
-        document = json.loads(meta)  # the HMAC-covered scope and clock, never the clear mirror columns
+        try:
+            opened = open_meta(context, drawer_id, meta)
+        except IntegrityFailure:
+            report.tampered_drawers.append(drawer_id)
+            continue
+        document = json.loads(opened)  # the HMAC-covered scope and clock, never the label columns
         wing, room = document.get("wing"), document.get("room")
         if wing == QUARANTINE_WING:
             continue

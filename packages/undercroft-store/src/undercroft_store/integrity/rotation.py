@@ -53,6 +53,7 @@ from undercroft_vault import (
 
 from undercroft_store.errors import RotationRefused, RotationUnsupported, VaultInUse, VaultNotFound
 from undercroft_store.integrity.verify import VerifyReport, verify_vault
+from undercroft_store.kernel._internal import meta_at_rest
 from undercroft_store.kernel._internal.context import VaultContext
 from undercroft_store.kernel._internal.opening import read_audit_rows
 from undercroft_store.kernel._internal.vault_lock import lock_exclusive
@@ -91,6 +92,8 @@ SEALED_DOMAINS: Final[dict[DomainKind, str | None]] = {
     DomainKind.KG_TERMS: None,
     DomainKind.KG_NAME: None,
     DomainKind.VAULT_SECRET: "meta.blind_secret",
+    DomainKind.DRAWER_META: "drawers.meta_json",
+    DomainKind.QUEUE_META: "admission_queue.signals",
 }
 
 #: Every tag-carrying table → what rotation does to its tags.
@@ -182,10 +185,13 @@ def _refuse(context: VaultContext, what: str) -> RotationRefused:
 
 def _rekey_drawers(
     context: VaultContext, new_keys: VaultKeys, new_sealer: Sealer
-) -> list[tuple[str, bytes, bytes, bytes, bytes]]:
-    """Verify each drawer under the old keys, then re-seal it byte-exact and re-tag it under the new ones."""
+) -> list[tuple[str, bytes, bytes, bytes, bytes, bytes]]:
+    """Verify each drawer under the old keys, then re-seal it byte-exact and re-tag it under the new ones.
+
+    A sealed vault's meta blob is re-sealed too; its blind label columns stay (the blind-index secret is
+    re-sealed, never regenerated, so every blind value is the same after the rotation)."""
     old_keys, old_sealer = context.keys, context.sealer
-    rows: list[tuple[str, bytes, bytes, bytes, bytes]] = []
+    rows: list[tuple[str, bytes, bytes, bytes, bytes, bytes]] = []
     query = "SELECT id, meta_json, content, embedding, tag FROM drawers ORDER BY seq"
     for drawer_id, meta_blob, content_blob, embedding_blob, tag in context.connection.execute(query):
         meta, content, embedding = bytes(meta_blob), bytes(content_blob), bytes(embedding_blob)
@@ -198,10 +204,12 @@ def _rekey_drawers(
                 content = new_sealer.seal(Domain.content(drawer_id), plain)
                 vector = old_sealer.open(Domain.embedding(drawer_id), embedding)
                 embedding = new_sealer.seal(Domain.embedding(drawer_id), vector)
+            if context.metadata_sealed:
+                meta = meta_at_rest.reseal_meta(old_sealer, new_sealer, drawer_id, meta)
         except IntegrityFailure as error:
             raise _refuse(context, f"record {drawer_id} does not open: {error}") from None
         new_tag = compute_tag(new_keys, drawer_id, meta, content)
-        rows.append((drawer_id, content, embedding, fingerprint(new_keys, plain), new_tag))
+        rows.append((drawer_id, meta, content, embedding, fingerprint(new_keys, plain), new_tag))
     return rows
 
 
@@ -278,9 +286,16 @@ def rotate_context(
         rekeyed = _rekey_drawers(context, new_keys, new_sealer)
         rekey_drawers(context, rekeyed, screening=Bypass(BypassReason.ROTATION))
         _reseal_blind_secret(context, new_sealer)
-        echoed = [(f"drawer/{row[0]}", row[4]) for row in rekeyed]
+        echoed = [(f"drawer/{row[0]}", row[5]) for row in rekeyed]
         rekeying = Rekeying(
-            connection, context.vault_id, context.sealed, context.keys, new_keys, context.sealer, new_sealer
+            connection,
+            context.vault_id,
+            context.sealed,
+            context.keys,
+            new_keys,
+            context.sealer,
+            new_sealer,
+            context.metadata_sealed,
         )
         for table in sorted(hooks):
             echoed += hooks[table](rekeying)

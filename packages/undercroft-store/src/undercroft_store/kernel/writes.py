@@ -38,6 +38,7 @@ from undercroft_store.errors import (
 )
 from undercroft_store.kernel._internal.chain_append import append_in_transaction, commit_and_anchor
 from undercroft_store.kernel._internal.context import VaultContext
+from undercroft_store.kernel._internal.meta_at_rest import seal_meta, stored_label, stored_labels
 from undercroft_store.kernel._internal.structure import read_counter
 from undercroft_store.kernel._internal.vectors import embed_quantised, pack_rows, quantise_supplied
 from undercroft_store.kernel._internal.write_decision import (
@@ -205,8 +206,10 @@ def _prepare(context: VaultContext, items: Sequence[Incoming], packed: Sequence[
             embedding = sealer.seal(Domain.embedding(drawer_id), embedding)
         else:
             at_rest = item.plain
-        tag = compute_tag(keys, drawer_id, item.meta, at_rest)
-        prepared.append(_Prepared(item.drawer, item.meta, at_rest, embedding, item.fingerprint, tag))
+        # The tag covers the meta AT REST (sealed on a sealed vault), as it covers the content at rest.
+        meta = seal_meta(context, drawer_id, item.meta)
+        tag = compute_tag(keys, drawer_id, meta, at_rest)
+        prepared.append(_Prepared(item.drawer, meta, at_rest, embedding, item.fingerprint, tag))
     return prepared
 
 
@@ -245,9 +248,8 @@ def _upsert(context: VaultContext, items: list[_Prepared]) -> dict[str, int]:
     connection.executemany(
         _UPSERT,
         [
-            (d.id, d.wing, d.room, d.kind, d.supersedes, i.meta, i.content, i.embedding, i.fingerprint, i.tag)
+            (i.drawer.id, *stored_labels(context, i.drawer), i.meta, i.content, i.embedding, i.fingerprint, i.tag)
             for i in items
-            for d in (i.drawer,)
         ],
     )
     seqs = _seqs(context, [i.drawer.id for i in items])
@@ -503,7 +505,7 @@ def _delete_rows(context: VaultContext, wanted: Sequence[str], at: str, *, allow
         row = connection.execute("SELECT seq, wing, tag FROM drawers WHERE id = ?", (drawer_id,)).fetchone()
         if row is None:
             raise DrawerNotFound(f"no drawer {drawer_id} in vault {context.vault_id!r}")
-        if row[1] == QUARANTINE_WING and not allow_quarantine:
+        if row[1] == stored_label(context, "wing", QUARANTINE_WING) and not allow_quarantine:
             raise InvalidDrawer(f"drawer {drawer_id} is in {QUARANTINE_WING!r}: rule on it with admission instead")
         label = f"delete/{drawer_id}"
         tombstone = compute_tag(context.keys, label, at.encode("ascii"), bytes(row[2]))
@@ -559,9 +561,12 @@ def refresh_embeddings(context: VaultContext, rows: Sequence[tuple[str, bytes]],
 
 
 def rekey_drawers(
-    context: VaultContext, rows: Sequence[tuple[str, bytes, bytes, bytes, bytes]], *, screening: Screening
+    context: VaultContext, rows: Sequence[tuple[str, bytes, bytes, bytes, bytes, bytes]], *, screening: Screening
 ) -> int:
-    """Rotation only: replace ``(id, content, embedding, fingerprint, tag)`` of existing drawers.
+    """Rotation only: replace ``(id, meta, content, embedding, fingerprint, tag)`` of existing drawers.
+
+    The meta is re-sealed on a sealed vault (and passed back unchanged on hmac-only); the label columns are
+    not touched: their blind values are keyed with the blind-index secret, which rotation never regenerates.
 
     Runs inside the CALLER's open transaction (rotation re-keys rows, chain and keycheck in one commit),
     so it neither begins nor commits; the rows were verified and re-sealed by the caller.
@@ -572,8 +577,8 @@ def rekey_drawers(
     if not context.connection.in_transaction:
         raise InvalidDrawer("re-keying drawers must run inside the rotation's transaction")
     context.connection.executemany(
-        "UPDATE drawers SET content = ?, embedding = ?, fingerprint = ?, tag = ? WHERE id = ?",
-        [(content, embedding, mark, tag, drawer_id) for drawer_id, content, embedding, mark, tag in rows],
+        "UPDATE drawers SET meta_json = ?, content = ?, embedding = ?, fingerprint = ?, tag = ? WHERE id = ?",
+        [(meta, content, embedding, mark, tag, drawer_id) for drawer_id, meta, content, embedding, mark, tag in rows],
     )
     return len(rows)
 

@@ -29,6 +29,7 @@ from undercroft_vault import Domain, IntegrityFailure, compute_tag, constant_tim
 
 from undercroft_store.errors import RecordTampered
 from undercroft_store.kernel._internal.context import VaultContext
+from undercroft_store.kernel._internal.meta_at_rest import open_meta
 from undercroft_store.kernel._internal.reading import SERVED_COLUMNS, check_served, report_tamper, served_row
 
 __all__ = ["BATCH_ROWS", "hydrate_many", "trusted_drawer"]
@@ -160,7 +161,7 @@ def _verified(context: VaultContext, drawer_id: str, meta: bytes, content: bytes
         )
     try:
         plain = context.sealer.open(Domain.content(drawer_id), content) if context.sealed else content
-        return trusted_drawer(drawer_id, plain.decode("utf-8"), meta)
+        return trusted_drawer(drawer_id, plain.decode("utf-8"), open_meta(context, drawer_id, meta))
     except (IntegrityFailure, ValueError) as error:  # UnicodeDecodeError is a ValueError
         report_tamper(context, drawer_id, meta)
         raise RecordTampered(

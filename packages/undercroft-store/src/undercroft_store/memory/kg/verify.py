@@ -19,6 +19,7 @@ from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_vault import AuditRow, IntegrityFailure, constant_time_equal
 
 from undercroft_store.kernel._internal.context import VaultContext
+from undercroft_store.kernel._internal.meta_at_rest import open_meta, stored_label
 from undercroft_store.memory.kg._internal.rows import open_entity_name, verified_fact
 from undercroft_store.memory.kg.errors import FactTampered
 from undercroft_store.memory.kg.facts import MIRROR_COLUMNS, mirrors_of
@@ -103,10 +104,11 @@ _SUPERSEDING = """SELECT d.id, d.meta_json, s.superseded_id FROM drawers d
 
 def _supersession_gaps(context: VaultContext) -> list[str]:
     gaps: list[str] = []
-    for drawer_id, meta, linked in context.connection.execute(_SUPERSEDING, (QUARANTINE_WING,)):
+    quarantine = stored_label(context, "wing", QUARANTINE_WING)
+    for drawer_id, meta, linked in context.connection.execute(_SUPERSEDING, (quarantine,)):
         try:
-            document = json.loads(bytes(meta))
-        except ValueError:
+            document = json.loads(open_meta(context, str(drawer_id), bytes(meta)))
+        except (ValueError, IntegrityFailure):
             continue  # not a drawer record: its HMAC leg fails it
         named = document.get("supersedes") if isinstance(document, dict) else None
         if named is None or linked == named:
