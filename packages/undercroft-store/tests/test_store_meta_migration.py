@@ -77,9 +77,10 @@ def legacy(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, st
 
 def _rows(home: Path) -> list[tuple[object, ...]]:
     with sqlite3.connect(_db(home)) as raw:
-        return raw.execute("SELECT * FROM drawers ORDER BY seq").fetchall() + raw.execute(
-            "SELECT * FROM admission_queue"
-        ).fetchall()
+        return (
+            raw.execute("SELECT * FROM drawers ORDER BY seq").fetchall()
+            + raw.execute("SELECT * FROM admission_queue").fetchall()
+        )
 
 
 def test_a_read_only_open_warns_and_changes_nothing(home: Path, legacy: dict[str, str]) -> None:

@@ -18,6 +18,7 @@ from undercroft_store.governance import quarantine
 from undercroft_store.kernel import seams
 from undercroft_store.kernel.schema import TAGGED_TABLES
 from undercroft_store.kernel.tier_tables import TIER_TABLES
+from undercroft_store.memory.kg import rotation as kg_rotation
 from undercroft_store.search.tiers.integrity import drop_on_rotation
 from undercroft_vault import DomainKind
 
@@ -27,12 +28,16 @@ SOURCE = Path(rotation.__file__).read_text(encoding="utf-8")
 #: Domains of derived artifacts: dropped on rotation by their tables' registered hook, rebuilt, never re-sealed.
 DERIVED = {DomainKind.PQ_ARTIFACT}
 #: Domains re-sealed by the reseal hook their table's feature registers (checked in that module's source).
-HOOKED = {DomainKind.QUEUE_META: (quarantine, ("Domain", "queue_meta"), ("new", "seal"))}
+HOOKED = {
+    DomainKind.QUEUE_META: (quarantine, ("Domain", "queue_meta"), ("new", "seal")),
+    DomainKind.SURFACE_META: (kg_rotation, ("meta_at_rest", "reseal_surface_meta")),
+}
 RESEAL_CALLS = {
     DomainKind.CONTENT: ("Domain", "content"),
     DomainKind.EMBEDDING: ("Domain", "embedding"),
     DomainKind.VAULT_SECRET: ("blind", "reseal"),
     DomainKind.DRAWER_META: ("meta_at_rest", "reseal_meta"),
+    DomainKind.LABEL_NAMES: ("Domain", "label_names"),
 }
 
 

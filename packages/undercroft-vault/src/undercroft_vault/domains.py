@@ -38,6 +38,8 @@ class DomainKind(IntEnum):
     VAULT_SECRET = 9
     DRAWER_META = 10
     QUEUE_META = 11
+    LABEL_NAMES = 12
+    SURFACE_META = 13
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,16 @@ class Domain:
     def queue_meta(cls, slot_id: str) -> Domain:
         """``queue/{id}`` — a sealed vault's admission-queue row detail (intended destination, signals)."""
         return cls(DomainKind.QUEUE_META, "queue/" + _component(slot_id, "queue slot id"))
+
+    @classmethod
+    def label_names(cls) -> Domain:
+        """``labels`` — a sealed vault's registry of blind label values → the names they stand for."""
+        return cls(DomainKind.LABEL_NAMES, "labels")
+
+    @classmethod
+    def surface_meta(cls, record_id: str) -> Domain:
+        """``surface/{id}/meta`` — the sealed metadata of a memory-surface row (a tunnel's ends and time)."""
+        return cls(DomainKind.SURFACE_META, "surface/" + _component(record_id, "record id") + "/meta")
 
     def aad(self, vault_id: str) -> bytes:
         """The associated data binding this domain to `vault_id`."""

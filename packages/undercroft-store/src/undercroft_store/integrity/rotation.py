@@ -94,6 +94,8 @@ SEALED_DOMAINS: Final[dict[DomainKind, str | None]] = {
     DomainKind.VAULT_SECRET: "meta.blind_secret",
     DomainKind.DRAWER_META: "drawers.meta_json",
     DomainKind.QUEUE_META: "admission_queue.signals",
+    DomainKind.LABEL_NAMES: "meta.label_names",
+    DomainKind.SURFACE_META: "tunnels.meta_json",
 }
 
 #: Every tag-carrying table → what rotation does to its tags.
@@ -229,6 +231,19 @@ def _reseal_blind_secret(context: VaultContext, new_sealer: Sealer) -> None:
     context.connection.execute("UPDATE meta SET value = ? WHERE key = 'blind_secret'", (resealed,))
 
 
+def _reseal_label_registry(context: VaultContext, new_sealer: Sealer) -> None:
+    """The sealed label registry (blind value → name), opened under the old keys and sealed under the new."""
+    row = context.connection.execute("SELECT value FROM meta WHERE key = 'label_names'").fetchone()
+    if row is None:
+        return
+    try:
+        plain = context.sealer.open(Domain.label_names(), bytes(row[0]))
+    except IntegrityFailure as error:
+        raise _refuse(context, f"the sealed label registry does not open: {error}") from None
+    resealed = new_sealer.seal(Domain.label_names(), plain)
+    context.connection.execute("UPDATE meta SET value = ? WHERE key = 'label_names'", (resealed,))
+
+
 def _refold_chain(
     context: VaultContext, new_keys: VaultKeys, echoed: list[tuple[str, bytes]], at: str
 ) -> tuple[int, bytes, int]:
@@ -286,6 +301,7 @@ def rotate_context(
         rekeyed = _rekey_drawers(context, new_keys, new_sealer)
         rekey_drawers(context, rekeyed, screening=Bypass(BypassReason.ROTATION))
         _reseal_blind_secret(context, new_sealer)
+        _reseal_label_registry(context, new_sealer)
         echoed = [(f"drawer/{row[0]}", row[5]) for row in rekeyed]
         rekeying = Rekeying(
             connection,

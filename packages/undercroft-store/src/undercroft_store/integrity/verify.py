@@ -36,7 +36,7 @@ from undercroft_vault import (
 from undercroft_vault import replay as replay_chain
 
 from undercroft_store.kernel._internal.context import VaultContext
-from undercroft_store.kernel._internal.meta_at_rest import open_meta, stored_label
+from undercroft_store.kernel._internal.meta_at_rest import open_meta, scope_label_namer, stored_label
 from undercroft_store.kernel._internal.opening import read_audit_rows
 from undercroft_store.kernel._internal.retention_table import retention_findings
 from undercroft_store.kernel._internal.structure import (
@@ -223,6 +223,6 @@ def _run_legs(context: VaultContext, report: VerifyReport) -> None:
     report.order_drift = order_findings(list(live), rows)
     report.append_counter = counter_finding(connection, highest)
     report.trust_failures = check_trust_rows(context, {row.record_id: row for row in rows})  # newest wins
-    report.retention_drift = retention_findings(connection, context.keys, rows)
+    report.retention_drift = retention_findings(connection, context.keys, rows, scope_label_namer(context))
     for leg in verify_legs(FEATURE_LEGS):  # the features' own tables, through the seam (kernel.seams)
         setattr(report, leg.field, leg.run(context, rows))

@@ -38,7 +38,7 @@ from undercroft_store.errors import (
 )
 from undercroft_store.kernel._internal.chain_append import append_in_transaction, commit_and_anchor
 from undercroft_store.kernel._internal.context import VaultContext
-from undercroft_store.kernel._internal.meta_at_rest import seal_meta, stored_label, stored_labels
+from undercroft_store.kernel._internal.meta_at_rest import register_names, seal_meta, stored_label, stored_labels
 from undercroft_store.kernel._internal.structure import read_counter
 from undercroft_store.kernel._internal.vectors import embed_quantised, pack_rows, quantise_supplied
 from undercroft_store.kernel._internal.write_decision import (
@@ -63,6 +63,7 @@ __all__ = [
     "refresh_embeddings",
     "refresh_fingerprints",
     "rekey_drawers",
+    "relabel_drawers",
     "write_drawers",
 ]
 
@@ -245,6 +246,7 @@ def _seqs(context: VaultContext, ids: Sequence[str]) -> dict[str, int]:
 def _upsert(context: VaultContext, items: list[_Prepared]) -> dict[str, int]:
     """Write every row in one executemany (the FTS rows too on hmac-only); returns ``id -> seq``."""
     connection = context.connection
+    register_names(context, {(f, n) for i in items for f, n in (("wing", i.drawer.wing), ("room", i.drawer.room))})
     connection.executemany(
         _UPSERT,
         [
@@ -598,4 +600,26 @@ def refresh_fingerprints(context: VaultContext, rows: Sequence[tuple[str, bytes]
             connection.execute("ROLLBACK")
         raise
     context.generation += 1
+    return len(rows)
+
+
+def relabel_drawers(
+    context: VaultContext,
+    rows: Sequence[tuple[str | None, str | None, str | None, str | None, bytes, bytes, int]],
+    *,
+    screening: Screening,
+) -> int:
+    """The metadata migration only: replace ``(wing, room, kind, supersedes, meta_json, tag)`` by ``seq``.
+
+    Runs inside the CALLER's open transaction (`_internal.meta_migration` commits rows, records and chain
+    together); the rows were verified under the current keys and re-sealed by the caller."""
+    _check_open(context)
+    if not isinstance(screening, Bypass) or screening.reason is not BypassReason.MIGRATION:
+        raise InvalidDrawer("relabelling drawers needs Bypass(MIGRATION)")
+    if not context.connection.in_transaction:
+        raise InvalidDrawer("relabelling drawers must run inside the migration's transaction")
+    context.connection.executemany(
+        "UPDATE drawers SET wing = ?, room = ?, kind = ?, supersedes = ?, meta_json = ?, tag = ? WHERE seq = ?",
+        rows,
+    )
     return len(rows)

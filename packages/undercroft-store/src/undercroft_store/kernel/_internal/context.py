@@ -57,6 +57,7 @@ class VaultContext:
     blind: BlindIndex | None = None
     label_memo: dict[tuple[str, str], str] = field(default_factory=dict)
     label_names: dict[tuple[str, str], str] = field(default_factory=dict)
+    registry: dict[tuple[str, str], str] | None = None  # the stored label registry as last read (None: not yet)
     # seq -> (tag, opened meta) of every row, per generation (`meta_cache`): sealed metadata decrypted once.
     meta_cache: dict[int, tuple[bytes, bytes]] = field(default_factory=dict)
     meta_cache_generation: int | None = None

@@ -35,9 +35,11 @@ from undercroft_store.kernel._internal.governance_tables import QUEUE_TABLE
 from undercroft_store.kernel._internal.meta_at_rest import (
     METADATA_KEY,
     METADATA_SEALED,
+    register_names,
     seal_meta,
     stored_label,
 )
+from undercroft_store.kernel.screening import Bypass, BypassReason
 
 __all__ = ["MIGRATION_BATCH", "MIGRATION_LABEL", "migrate_metadata"]
 
@@ -98,6 +100,8 @@ def migrate_metadata(context: VaultContext) -> None:
 
 
 def _drawers(context: VaultContext, at: str) -> list[AuditRow]:
+    from undercroft_store.kernel.writes import relabel_drawers  # local: writes imports this package's modules
+
     connection = context.connection
     records: list[AuditRow] = []
     last = 0
@@ -108,25 +112,27 @@ def _drawers(context: VaultContext, at: str) -> list[AuditRow]:
         ).fetchall()
         if not rows:
             return records
-        updates = []
+        updates: list[tuple[str | None, str | None, str | None, str | None, bytes, bytes, int]] = []
+        batch_names: tuple[set[str], set[str]] = (set(), set())
         for seq, drawer_id, meta_blob, content_blob, tag in rows:
             meta, content = bytes(meta_blob), bytes(content_blob)
             if not constant_time_equal(compute_tag(context.keys, drawer_id, meta, content), bytes(tag)):
                 raise _Refused(f"record {drawer_id} fails its HMAC tag")
             document = json.loads(meta)
-            labels = [
+            batch_names[0].add(str(document.get("wing")))
+            batch_names[1].add(str(document.get("room")))
+            wing, room, kind, supersedes = (
                 stored_label(context, field, value if isinstance(value, str) else None)
                 for field in _FIELDS
                 for value in (document.get(field),)
-            ]
+            )
             sealed = seal_meta(context, drawer_id, meta)
             new_tag = compute_tag(context.keys, drawer_id, sealed, content)
-            updates.append((*labels, sealed, new_tag, int(seq)))
+            updates.append((wing, room, kind, supersedes, sealed, new_tag, int(seq)))
             records.append(AuditRow(f"drawer/{drawer_id}", new_tag, at))
-        connection.executemany(
-            "UPDATE drawers SET wing = ?, room = ?, kind = ?, supersedes = ?, meta_json = ?, tag = ? WHERE seq = ?",
-            updates,
-        )
+        names = {("wing", name) for name in batch_names[0]} | {("room", name) for name in batch_names[1]}
+        register_names(context, names)
+        relabel_drawers(context, updates, screening=Bypass(BypassReason.MIGRATION))
         last = int(rows[-1][0])
 
 

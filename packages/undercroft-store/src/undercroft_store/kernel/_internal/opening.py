@@ -350,6 +350,7 @@ def wipe_quietly(context: VaultContext) -> None:
     context.meta_cache.clear()
     context.label_memo.clear()
     context.label_names.clear()
+    context.registry = None
     if context.blind is not None:
         context.blind.wipe()
         context.blind = None

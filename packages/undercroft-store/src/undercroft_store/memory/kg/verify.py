@@ -26,6 +26,7 @@ from undercroft_store.memory.kg.facts import MIRROR_COLUMNS, mirrors_of
 from undercroft_store.memory.kg.receipts import check_receipts
 from undercroft_store.memory.supersession import supersession_tag
 from undercroft_store.memory.tunnels import _verified as verified_tunnel
+from undercroft_store.memory.tunnels import tunnel_columns
 
 __all__ = ["SurfaceVerdict", "check_surfaces"]
 
@@ -150,7 +151,9 @@ def check_surfaces(context: VaultContext, rows: list[AuditRow]) -> SurfaceVerdic
         bad = False
         try:
             tunnel = verified_tunnel(context, tunnel_row[:4])
-            if tuple(tunnel_row[4:]) != (tunnel.from_wing, tunnel.from_room, tunnel.to_wing, tunnel.to_room):
+            ends = (tunnel.from_wing, tunnel.from_room, tunnel.to_wing, tunnel.to_room)
+            legacy = bytes(tunnel_row[1]).startswith(b"{")  # written in the clear, before the migration
+            if tuple(tunnel_row[4:]) != (ends if legacy else tunnel_columns(context, *ends)):
                 verdict.mirror_drift.append(f"tunnel {tunnel.id}")
         except (FactTampered, IntegrityFailure):
             verdict.tampered.append(f"tunnel {tunnel_row[0]}")
