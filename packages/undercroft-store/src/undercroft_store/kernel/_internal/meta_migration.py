@@ -17,7 +17,9 @@ reads a drawer; a read-only open changes nothing and says so on its notice chann
 * **scrubbing** — after the commit the database is ``VACUUM``-ed and its WAL truncated, so the pages that held
   the clear labels are not left in the file's free list.
 
-Audit labels already written (``trust/<wing>``, ``retention/<wing>``) are NOT rewritten: on a chain that
+Tunnel rows are migrated too (blind ends, sealed meta, re-tagged, a new ``tunnel/<id>`` record each). Audit
+labels already written (``trust/<wing>``, ``retention/<wing>``) and the trust and retention rows they certify
+are NOT rewritten: on a chain that
 folds its labels a rewrite in place would break the chain (docs/security.md states this residual).
 """
 
@@ -37,6 +39,7 @@ from undercroft_store.kernel._internal.meta_at_rest import (
     METADATA_SEALED,
     register_names,
     seal_meta,
+    seal_surface_meta,
     stored_label,
 )
 from undercroft_store.kernel.screening import Bypass, BypassReason
@@ -70,12 +73,16 @@ def migrate_metadata(context: VaultContext) -> None:
         context.metadata_sealed = True  # the helpers below now write the sealed shape
         at = context.now()
         records = _drawers(context, at)
+        drawers = len(records)
+        records += _tunnels(context, at)
         queued = _queue(context)
         connection.execute(
             "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (METADATA_KEY, METADATA_SEALED),
         )
-        summary = canonical_json({"drawers": len(records), "queue_rows": queued, "shape": "sealed-v1"})
+        summary = canonical_json(
+            {"drawers": drawers, "queue_rows": queued, "shape": "sealed-v1", "tunnels": len(records) - drawers}
+        )
         records.append(AuditRow(MIGRATION_LABEL, compute_tag(context.keys, MIGRATION_LABEL, summary, b""), at))
         append_in_transaction(context, records)
         commit_and_anchor(context, len(records))
@@ -94,8 +101,8 @@ def migrate_metadata(context: VaultContext) -> None:
     connection.execute("VACUUM")  # the clear labels' old pages leave the file
     connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     context.healed.append(
-        f"sealed the metadata of {len(records) - 1} drawer(s) and {queued} queue row(s) (blind labels, "
-        "sealed meta); the database was vacuumed"
+        f"sealed the metadata of {drawers} drawer(s), {len(records) - 1 - drawers} tunnel(s) and {queued} queue "
+        "row(s) (blind labels, sealed meta); the database was vacuumed"
     )
 
 
@@ -134,6 +141,36 @@ def _drawers(context: VaultContext, at: str) -> list[AuditRow]:
         register_names(context, names)
         relabel_drawers(context, updates, screening=Bypass(BypassReason.MIGRATION))
         last = int(rows[-1][0])
+
+
+def _tunnels(context: VaultContext, at: str) -> list[AuditRow]:
+    """Tunnel rows: blind end columns, the meta sealed under ``surface/{id}/meta``, re-tagged and re-recorded
+    (``tunnel/<id>`` with the new tag, so the surface leg still finds each row its id's newest record)."""
+    connection = context.connection
+    records: list[AuditRow] = []
+    rows = connection.execute("SELECT id, meta_json, label, tag FROM tunnels ORDER BY rowid").fetchall()
+    for tunnel_id, meta_blob, label_blob, tag in rows:
+        meta, label = bytes(meta_blob), bytes(label_blob)
+        if not constant_time_equal(compute_tag(context.keys, f"tunnel/{tunnel_id}", meta, label), bytes(tag)):
+            raise _Refused(f"tunnel {tunnel_id} fails its HMAC tag")
+        document = json.loads(meta)
+        ends = (document["from_wing"], document["from_room"], document["to_wing"], document["to_room"])
+        register_names(context, [(f, n) for f, n in zip(("wing", "room") * 2, ends, strict=True) if n])
+        labels = [stored_label(context, f, n) for f, n in zip(("wing", "room") * 2, ends, strict=True)]
+        sealed = seal_surface_meta(context, str(tunnel_id), meta)
+        new_tag = compute_tag(context.keys, f"tunnel/{tunnel_id}", sealed, label)
+        connection.execute(
+            "UPDATE tunnels SET from_wing = ?, from_room = ?, to_wing = ?, to_room = ?, meta_json = ?, tag = ? "
+            "WHERE id = ?",
+            (
+                *(stored_label(context, f, n) for f, n in zip(("wing", "room") * 2, ends, strict=True)),
+                sealed,
+                new_tag,
+                tunnel_id,
+            ),
+        )
+        records.append(AuditRow(f"tunnel/{tunnel_id}", new_tag, at))
+    return records
 
 
 def _queue(context: VaultContext) -> int:
