@@ -162,12 +162,7 @@ def _tunnels(context: VaultContext, at: str) -> list[AuditRow]:
         connection.execute(
             "UPDATE tunnels SET from_wing = ?, from_room = ?, to_wing = ?, to_room = ?, meta_json = ?, tag = ? "
             "WHERE id = ?",
-            (
-                *(stored_label(context, f, n) for f, n in zip(("wing", "room") * 2, ends, strict=True)),
-                sealed,
-                new_tag,
-                tunnel_id,
-            ),
+            (*labels, sealed, new_tag, tunnel_id),
         )
         records.append(AuditRow(f"tunnel/{tunnel_id}", new_tag, at))
     return records
