@@ -7,6 +7,7 @@ raw: the clear names are in the file before, and not after.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -154,3 +155,16 @@ def test_a_tampered_row_refuses_the_migration_and_nothing_is_written(home: Path,
         assert not store._context.metadata_sealed
         assert store.verify().tampered == [legacy["first"]]
     assert _rows(home) == before
+
+
+def test_an_hmac_only_vault_keeps_its_clear_metadata(home: Path) -> None:
+    """hmac-only stores plaintext by the operator's choice: no marker, no migration, clear labels and meta."""
+    with Palace(home) as palace:
+        palace.init(level="hmac-only")
+        with palace.open_vault("default", EMBEDDER) as store:
+            store.write([DrawerWrite(_drawer(0))], screening=Screen())
+            assert not store._context.metadata_sealed and not store._context.healed
+    with sqlite3.connect(_db(home)) as raw:
+        assert raw.execute("SELECT value FROM meta WHERE key = 'metadata'").fetchone() is None
+        wing, meta = raw.execute("SELECT wing, meta_json FROM drawers").fetchone()
+    assert wing == "casefiles" and json.loads(meta)["source_file"] == "ledger-2026.md"
