@@ -16,7 +16,29 @@ from undercroft_vault import IntegrityFailure
 from undercroft_store.kernel._internal.context import VaultContext
 from undercroft_store.kernel._internal.meta_at_rest import open_meta
 
-__all__ = ["opened_metas"]
+__all__ = ["META_CACHE_ROWS", "opened_meta", "opened_metas"]
+
+
+#: Opened metas one handle keeps (about 400 bytes each): past it the cache starts over.
+META_CACHE_ROWS = 250_000
+
+
+def opened_meta(context: VaultContext, seq: int | None, drawer_id: str, stored: bytes, tag: bytes) -> bytes:
+    """One verified row's opened meta: from the cache when the row's tag is the one it was opened under (the
+    tag covers the sealed meta, so an equal tag is an equal blob), else opened and remembered.
+
+    The caller has checked `tag` over the row's bytes; `IntegrityFailure` when the blob does not open."""
+    if not context.metadata_sealed or seq is None:
+        return open_meta(context, drawer_id, stored)
+    held = context.meta_cache.get(seq)
+    if held is not None and held[0] == tag:
+        return held[1]
+    plain = open_meta(context, drawer_id, stored)
+    if len(context.meta_cache) >= META_CACHE_ROWS:
+        context.meta_cache.clear()
+        context.meta_cache_generation = None
+    context.meta_cache[seq] = (tag, plain)
+    return plain
 
 
 def opened_metas(context: VaultContext, generation: int) -> dict[int, bytes]:
