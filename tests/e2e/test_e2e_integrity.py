@@ -21,6 +21,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from undercroft_core import Drawer, HashEmbedder, append_drawer_id
 from undercroft_store import DrawerWrite, Palace, Screen
+from undercroft_store.kernel._internal.meta_at_rest import stored_label
 
 PROGRAM = Path(sys.executable).parent / "undercroft"
 PER_WING = 40
@@ -70,15 +71,18 @@ def _fill_two_wings(home: Path) -> None:
 
 
 def _flip_scope_index_bit(home: Path) -> None:
-    """One bit of a 'work' key in the drawers_scope index: 'work' -> 'woro', which sorts after every 'work'
-    key, so a seek for the wing stops there; the page stays well formed, so SQLite's quick_check passes."""
+    """The last byte of one 'work' key in the drawers_scope index (the wing's blind value: the vault is sealed)
+    set to 'z', which sorts after every 'work' key, so a seek for the wing stops there; the page stays well
+    formed, so SQLite's quick_check passes."""
+    with Palace(home) as palace, palace.open_vault("default", HashEmbedder(), read_only=True) as store:
+        key = str(stored_label(store._context, "wing", "work")).encode()
     with sqlite3.connect(_db(home)) as raw:
         raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         root = raw.execute("SELECT rootpage FROM sqlite_master WHERE name = 'drawers_scope'").fetchone()[0]
         size = raw.execute("PRAGMA page_size").fetchone()[0]
     data = bytearray(_db(home).read_bytes())
-    at = data.index(b"work", (root - 1) * size, root * size) + 3
-    data[at] ^= 0x04
+    at = data.index(key, (root - 1) * size, root * size) + len(key) - 1
+    data[at] = ord("z")
     _db(home).write_bytes(bytes(data))
 
 

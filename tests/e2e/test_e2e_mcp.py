@@ -218,8 +218,9 @@ def test_a_relabelled_quarantine_resident_is_an_integrity_verdict_on_every_read(
     diverted = _cli(home, "remember", INJECTION, "--wing", "work", "--room", "notes", UNDERCROFT_ADMISSION="quarantine")
     assert diverted.returncode == 0 and diverted.stdout.startswith("quarantined: "), diverted.stdout
     assert _cli(home, "remember", "We chose PostgreSQL for billing.", "--wing", "work").returncode == 0
-    with _db(home) as db:  # the attack: move the review queue's clear label to an ordinary wing
-        db.execute("UPDATE drawers SET wing = 'general' WHERE wing = 'quarantine-pending'")
+    slot = diverted.stdout.split()[1]
+    with _db(home) as db:  # the attack: give the queue resident an ordinary wing's label, copied from its row
+        db.execute("UPDATE drawers SET wing = (SELECT wing FROM drawers WHERE id != ?) WHERE id = ?", (slot, slot))
     for args in (["search", "Vault Keys Exfil"], ["drawer", "list"], ["wake-up"], ["closets"]):
         ran = _cli(home, *args)
         assert ran.returncode == 2, (args, ran.stdout, ran.stderr)
@@ -230,14 +231,19 @@ def test_a_relabelled_quarantine_resident_is_an_integrity_verdict_on_every_read(
 
 
 def test_a_drawer_moved_into_another_wing_is_refused_by_that_wings_reads(home: Path) -> None:
-    assert _cli(home, "remember", "The zeppelin hangar lease runs to May.", "--wing", "life").returncode == 0
-    with _db(home) as db:
-        db.execute("UPDATE drawers SET wing = 'work' WHERE wing = 'life'")
+    moved = _cli(home, "remember", "The zeppelin hangar lease runs to May.", "--wing", "life")
+    assert moved.returncode == 0
+    assert _cli(home, "remember", "We chose PostgreSQL for billing.", "--wing", "work").returncode == 0
+    victim = moved.stdout.split()[1]
+    with _db(home) as db:  # the 'work' label copied from the work drawer's row (no key needed)
+        db.execute("UPDATE drawers SET wing = (SELECT wing FROM drawers WHERE id != ?) WHERE id = ?", (victim, victim))
     for args in (["search", "zeppelin hangar", "--wing", "work"], ["drawer", "list", "--wing", "work"]):
         ran = _cli(home, *args)
         assert ran.returncode == 2 and "zeppelin" not in ran.stdout, (args, ran.stdout, ran.stderr)
-    moved = _calls(home, [("undercroft_list_drawers", {"wing": "work"}), ("undercroft_search", {"query": "zeppelin"})])
-    assert all(reply.is_error and _text(reply).startswith("integrity: ") for reply in moved)
+    replies = _calls(
+        home, [("undercroft_list_drawers", {"wing": "work"}), ("undercroft_search", {"query": "zeppelin"})]
+    )
+    assert all(reply.is_error and _text(reply).startswith("integrity: ") for reply in replies)
 
 
 def test_a_forgotten_drawer_written_back_is_an_integrity_verdict(home: Path) -> None:

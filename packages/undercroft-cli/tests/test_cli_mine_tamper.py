@@ -51,7 +51,8 @@ def _flip(home: Path, column: str) -> str:
         [(drawer_id, value)] = db.execute(f"SELECT id, {column} FROM drawers").fetchall()
         blob = bytes(value)
         # Meta: flip a letter of the room's value, so the JSON still parses and only the tag can tell.
-        at = blob.index(b'"room":"general"') + len(b'"room":"') if column == "meta_json" else len(blob) // 2
+        clear = column == "meta_json" and blob.startswith(b"{")  # a sealed vault's meta is a sealed blob
+        at = blob.index(b'"room":"general"') + len(b'"room":"') if clear else len(blob) // 2
         flipped = blob[:at] + bytes([blob[at] ^ 0x01]) + blob[at + 1 :]
         db.execute(f"UPDATE drawers SET {column} = ? WHERE id = ?", (flipped, drawer_id))
     return str(drawer_id)

@@ -82,8 +82,10 @@ def test_tampered_hit_exits_2(home: Path, capsys: pytest.CaptureFixture[str]) ->
     _seed(capsys)
     database = home / "vaults" / "default" / "vault.db"
     with sqlite3.connect(database) as raw:
-        blob = bytearray(raw.execute("SELECT content FROM drawers WHERE wing = 'backend'").fetchone()[0])
-        blob[-1] ^= 0x01
-        raw.execute("UPDATE drawers SET content = ? WHERE wing = 'backend'", (bytes(blob),))
+        # Every row flipped (a sealed vault's wing column holds blind values, so no row is picked by name).
+        for seq, content in raw.execute("SELECT seq, content FROM drawers").fetchall():
+            blob = bytearray(content)
+            blob[-1] ^= 0x01
+            raw.execute("UPDATE drawers SET content = ? WHERE seq = ?", (bytes(blob), seq))
     code, _out, _err = _run(capsys, "search", "GraphQL gateway")
     assert code == 2

@@ -12,6 +12,7 @@ from undercroft_store import DrawerWrite, IndexDamaged, Palace, Screen
 from undercroft_store.errors import BackupRefused
 from undercroft_store.integrity.backup import create_backup
 from undercroft_store.integrity.repair import repair_vault
+from undercroft_store.kernel._internal.meta_at_rest import stored_label
 from undercroft_store.memory.dedup import find_duplicates
 
 PER_WING = 40
@@ -51,13 +52,15 @@ def _index_page(home: Path) -> tuple[int, int]:
 
 
 def _flip_key_bit(home: Path) -> None:
-    """Flip one bit of a 'work' key in the index page: 'work' -> 'woro' sorts after every 'work' key, so a
-    seek for wing 'work' stops at it and misses it and every row behind it, while the page stays well formed
-    (quick_check does not compare index keys: it passes)."""
+    """Change the last byte of one 'work' key in the index page to 'z': the key (the wing's blind value on a
+    sealed vault) then sorts after every 'work' key, so a seek for wing 'work' stops at it and misses it and
+    every row behind it, while the page stays well formed (quick_check does not compare index keys: it passes)."""
+    with Palace(home) as palace, palace.open_vault("default", HashEmbedder(), read_only=True) as store:
+        key = str(stored_label(store._context, "wing", "work")).encode()
     offset, size = _index_page(home)
     data = bytearray(_db(home).read_bytes())
-    at = data.index(b"work", offset, offset + size) + 3
-    data[at] ^= 0x04
+    at = data.index(key, offset, offset + size) + len(key) - 1
+    data[at] = ord("z")
     _db(home).write_bytes(bytes(data))
 
 

@@ -32,6 +32,7 @@ class Rekey:
     new_keys: VaultKeys
     old_sealer: Sealer
     new_sealer: Sealer
+    metadata_sealed: bool = False
 
 
 def test_every_surface_table_has_a_hook() -> None:

@@ -21,6 +21,7 @@ from undercroft_store.governance.forgetting import forget, verify_forgetting
 from undercroft_store.governance.retention import list_retention, set_retention, sweep
 from undercroft_store.governance.rulings import list_admissions
 from undercroft_store.integrity.witness import check_witness_document, emit_witness
+from undercroft_store.kernel._internal.meta_at_rest import stored_label
 from undercroft_store.kernel.label_guard import LabelGuardRefused, label_guard
 from undercroft_store.kernel.trust import list_trust, set_trust
 from undercroft_store.search.scope import trust_policy
@@ -58,9 +59,13 @@ def governed(palace: Palace, embedder: HashEmbedder) -> dict[str, object]:
 
 
 def _relabel(home: Path) -> None:
+    with Palace(home) as palace, palace.open_vault("default", HashEmbedder(), read_only=True) as store:
+        notes, elsewhere = (stored_label(store._context, "wing", wing) for wing in ("notes", "elsewhere"))
     with _db(home) as connection:  # the offline writer moves a policy label to another wing
-        connection.execute("UPDATE audit SET record_id = 'trust/elsewhere' WHERE record_id = 'trust/notes'")
-        connection.execute("UPDATE audit SET record_id = 'retention/elsewhere' WHERE record_id = 'retention/notes'")
+        for prefix in ("trust/", "retention/"):
+            connection.execute(
+                "UPDATE audit SET record_id = ? WHERE record_id = ?", (prefix + elsewhere, prefix + notes)
+            )
 
 
 @pytest.mark.parametrize("reader", sorted(READERS))

@@ -18,6 +18,8 @@ from undercroft_store import Bypass, BypassReason, DrawerWrite, Palace, Screen
 from undercroft_store.errors import DrawerNotFound, InvalidDrawer
 from undercroft_store.governance.admission import AdmissionPolicy, load_fixtures
 from undercroft_store.governance.quarantine import gate_for, install_gate
+from undercroft_store.governance.rulings import list_admissions
+from undercroft_store.kernel._internal.meta_at_rest import stored_label
 from undercroft_store.search import Searcher, SearchRequest
 from undercroft_store.store import VaultStore
 
@@ -158,10 +160,16 @@ def test_queue_row_is_sealed_metadata_only(store: VaultStore, home: Path) -> Non
         raw = b"".join(bytes(v) if isinstance(v, bytes) else str(v).encode() for v in row)
     finally:
         connection.close()
-    assert row[0] == "notes" and row[1] == "inbox"
+    labels = stored_label(store._context, "wing", "notes"), stored_label(store._context, "room", "inbox")
+    assert (row[0], row[1]) == labels and labels != ("notes", "inbox")  # blind values on a sealed vault
+    for name in (b"notes", b"inbox"):
+        assert name not in raw
     for word in ("Ignore", "previous", "instructions", "evil", "forward"):
         assert word.encode() not in raw
-    assert b"imperative-instruction" in raw or b"exfiltration-marker" in raw
+    assert b"imperative-instruction" not in raw and b"exfiltration-marker" not in raw  # sealed under queue/{id}
+    [item] = list_admissions(store)
+    entry = item.entry
+    assert entry.intended_wing == "notes" and entry.intended_room == "inbox" and entry.signals
 
 
 def test_rate_screen_records_commits_and_seeds_from_history(palace: Palace, embedder: HashEmbedder) -> None:

@@ -15,6 +15,7 @@ import pytest
 from undercroft_config import Refused
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace, VaultStore
+from undercroft_store.kernel._internal.meta_at_rest import stored_label
 from undercroft_store.kernel.trust import Floor, TrustTampered, floor_in_force, read_floor, set_trust
 from undercroft_store.memory.closets import build_closets
 from undercroft_store.memory.dedup import check_duplicate
@@ -108,8 +109,9 @@ def test_a_garbage_floor_refuses_the_read(vault: VaultStore, monkeypatch: pytest
 def test_a_flipped_trust_row_refuses_the_floored_listing(
     tmp_path: Path, vault: VaultStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    key = stored_label(vault._context, "wing", "scraped")  # the row's key: the wing's blind value when sealed
     with sqlite3.connect(tmp_path / "vaults" / "v" / "vault.db", isolation_level=None) as raw:
-        raw.execute("UPDATE wing_trust SET trust = 'standard' WHERE wing = 'scraped'")
+        raw.execute("UPDATE wing_trust SET trust = 'standard' WHERE wing = ?", (key,))
     monkeypatch.setenv("UNDERCROFT_TRUST_FLOOR", "standard")
     with pytest.raises(TrustTampered, match="scraped"):
         vault.list_drawers()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from undercroft_store.governance.retention import (
     set_retention,
     sweep,
 )
+from undercroft_store.kernel._internal.meta_at_rest import stored_label
 
 DAY = 86400
 START = datetime(2026, 5, 1, 9, 0, 0, tzinfo=UTC)  # the conftest StepClock's origin
@@ -51,7 +53,9 @@ def test_set_list_clear_and_verify(palace: Palace) -> None:
         assert [p.scope for p in list_retention(store).policies] == ["chat"]
         assert store.verify().ok
         labels = [r[0] for r in _raw(palace.home).execute("SELECT record_id FROM audit ORDER BY seq")]
-        assert labels[-3:] == ["retention/chat", "retention/chat/legal", "retention-clear/chat/legal"]
+        chat, legal = (stored_label(store._context, f, v) for f, v in (("wing", "chat"), ("room", "legal")))
+        # A sealed vault's labels carry the scope's blind values, never its names.
+        assert labels[-3:] == [f"retention/{chat}", f"retention/{chat}/{legal}", f"retention-clear/{chat}/{legal}"]
 
 
 def test_sweep_destroys_through_attested_forgetting(palace: Palace) -> None:
@@ -101,14 +105,14 @@ def test_an_older_policy_row_written_back_is_detected(palace: Palace, home: Path
         assert store.get(ids["chat/general"]).wing == "chat"
 
 
-def test_a_flipped_policy_row_and_a_deleted_one(palace: Palace, home: Path) -> None:
+def test_a_flipped_policy_row_and_a_deleted_one(palace: Palace, home: Path, label_of: Callable[..., str]) -> None:
     _fill(palace)
     with palace.open_vault("default", HashEmbedder()) as store:
         set_retention(store, "chat", max_age=DAY)
         set_retention(store, "work", max_age=DAY)
     with _raw(home) as raw:
-        raw.execute("UPDATE retention_policy SET max_age_seconds = 9 WHERE wing = 'chat'")
-        raw.execute("DELETE FROM retention_policy WHERE wing = 'work'")
+        raw.execute("UPDATE retention_policy SET max_age_seconds = 9 WHERE wing = ?", (label_of("chat"),))
+        raw.execute("DELETE FROM retention_policy WHERE wing = ?", (label_of("work"),))
     with Palace(home) as reopened, reopened.open_vault("default", HashEmbedder()) as store:
         assert store.verify().retention_drift == [
             "retention/chat: the row fails its HMAC tag",
@@ -131,8 +135,11 @@ def test_a_broken_chain_refuses_every_retention_reader(palace: Palace, home: Pat
     _fill(palace)
     with Palace(home) as reopened, reopened.open_vault("default", HashEmbedder()) as store:
         set_retention(store, "chat", max_age=DAY)
+        chat, work = (stored_label(store._context, "wing", wing) for wing in ("chat", "work"))
         with _raw(home) as raw:
-            raw.execute("UPDATE audit SET record_id = 'retention/work' WHERE record_id = 'retention/chat'")
+            raw.execute(
+                "UPDATE audit SET record_id = ? WHERE record_id = ?", (f"retention/{work}", f"retention/{chat}")
+            )
         for call in (lambda: list_retention(store), lambda: sweep(store), lambda: set_retention(store, "x", max_age=5)):
             with pytest.raises(ChainBroken, match="run undercroft verify"):
                 call()
@@ -175,7 +182,9 @@ def test_policy_rows_carry_no_content(palace: Palace, home: Path) -> None:
         policy = set_retention(store, "chat", "legal", max_age=DAY)
     assert json.loads(json.dumps(policy.to_dict()))["room"] == "legal"
     row = _raw(home).execute("SELECT wing, room, max_age_seconds FROM retention_policy").fetchone()
-    assert row == ("chat", "legal", DAY)
+    with palace.open_vault("default", HashEmbedder(), read_only=True) as store:
+        keys = (stored_label(store._context, "wing", "chat"), stored_label(store._context, "room", "legal"))
+    assert row == (*keys, DAY) and keys != ("chat", "legal")  # blind values on a sealed vault
 
 
 def test_policies_survive_a_rotation(palace: Palace, home: Path) -> None:

@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 import undercroft_store.integrity.rotation as rotation
+from undercroft_store.governance import quarantine
 from undercroft_store.kernel import seams
 from undercroft_store.kernel.schema import TAGGED_TABLES
 from undercroft_store.kernel.tier_tables import TIER_TABLES
+from undercroft_store.memory.kg import rotation as kg_rotation
 from undercroft_store.search.tiers.integrity import drop_on_rotation
 from undercroft_vault import DomainKind
 
@@ -25,10 +27,17 @@ SOURCE = Path(rotation.__file__).read_text(encoding="utf-8")
 #: A domain that lives in a table is sealed again under the new keys by this call (receiver, method).
 #: Domains of derived artifacts: dropped on rotation by their tables' registered hook, rebuilt, never re-sealed.
 DERIVED = {DomainKind.PQ_ARTIFACT}
+#: Domains re-sealed by the reseal hook their table's feature registers (checked in that module's source).
+HOOKED = {
+    DomainKind.QUEUE_META: (quarantine, ("Domain", "queue_meta"), ("new", "seal")),
+    DomainKind.SURFACE_META: (kg_rotation, ("meta_at_rest", "reseal_surface_meta")),
+}
 RESEAL_CALLS = {
     DomainKind.CONTENT: ("Domain", "content"),
     DomainKind.EMBEDDING: ("Domain", "embedding"),
     DomainKind.VAULT_SECRET: ("blind", "reseal"),
+    DomainKind.DRAWER_META: ("meta_at_rest", "reseal_meta"),
+    DomainKind.LABEL_NAMES: ("Domain", "label_names"),
 }
 
 
@@ -77,8 +86,11 @@ def check_domains(tree: ast.AST, placed: Mapping[DomainKind, str | None]) -> Non
 
 
 def check_reseals(tree: ast.AST, placed: Mapping[DomainKind, str | None]) -> None:
-    in_tables = {kind for kind, where in placed.items() if where is not None} - DERIVED
+    in_tables = {kind for kind, where in placed.items() if where is not None} - DERIVED - set(HOOKED)
     assert in_tables == set(RESEAL_CALLS), "a newly placed domain needs its re-seal named here and in rotation.py"
+    for module, *hook_calls in HOOKED.values():
+        found = _calls(ast.parse(Path(str(module.__file__)).read_text(encoding="utf-8")))
+        assert all(call in found for call in hook_calls), f"{module.__name__} no longer re-seals its domain"
     calls = _calls(tree)
     missing = [call for call in RESEAL_CALLS.values() if call not in calls]
     assert not missing, f"re-seal calls the code never makes: {missing}"

@@ -95,13 +95,21 @@ def test_destination_rechecked_inside_the_write_transaction(
     assert store.verify().ok
 
 
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "intended_wing = 'ops'",  # on a sealed vault the blind column no longer matches the sealed detail
+        "queued_at = '2020-01-01T00:00:00.000000Z'",  # only the tag covers this one
+        "chunk_index = chunk_index + 1",  # and this one
+    ],
+)
 def test_tampered_queue_row_refuses_and_fails_verify(
-    store: VaultStore, palace: Palace, embedder: HashEmbedder, home: Path
+    store: VaultStore, palace: Palace, embedder: HashEmbedder, home: Path, edit: str
 ) -> None:
     [queued] = store.write([DrawerWrite(_drawer(ATTACK))], screening=Screen())
     store.close()
     with sqlite3.connect(home / "vaults" / "default" / "vault.db") as connection:
-        connection.execute("UPDATE admission_queue SET intended_wing = 'ops'")
+        connection.execute(f"UPDATE admission_queue SET {edit}")  # `edit` is one of this test's parameters
     with palace.open_vault("default", embedder) as reopened:
         with pytest.raises(QueueTampered, match="fails its HMAC tag"):
             allow(reopened, queued.id)

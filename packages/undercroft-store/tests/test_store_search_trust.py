@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace
+from undercroft_store.kernel._internal.meta_at_rest import stored_label
 from undercroft_store.kernel.trust import TrustTampered, set_trust
 from undercroft_store.search import Searcher, SearchRequest
 from undercroft_store.store import VaultStore
@@ -61,8 +62,9 @@ def test_an_assignment_made_after_the_searcher_was_built_counts(vault: VaultStor
 
 def test_a_flipped_trust_row_refuses_the_floored_search(tmp_path: Path, vault: VaultStore) -> None:
     set_trust(vault, "scraped", "quarantined")
+    key = stored_label(vault._context, "wing", "scraped")  # the row's key: the wing's blind value when sealed
     with sqlite3.connect(tmp_path / "vaults" / "v" / "vault.db") as raw:
-        raw.execute("UPDATE wing_trust SET trust = 'trusted' WHERE wing = 'scraped'")
+        raw.execute("UPDATE wing_trust SET trust = 'trusted' WHERE wing = ?", (key,))
     searcher = Searcher.from_settings(vault, EMBEDDER, env=FLOORED)
     with pytest.raises(TrustTampered, match=r"fails its HMAC tag.*undercroft verify"):
         searcher.search(SearchRequest(QUERY))

@@ -22,6 +22,7 @@ from undercroft_store import Bypass, BypassReason, DrawerWrite, Palace, RecordTa
 from undercroft_store.errors import DatabaseMalformed
 from undercroft_store.governance.forgetting import forget
 from undercroft_store.integrity.rotation import rotate_vault
+from undercroft_store.kernel._internal.meta_at_rest import stored_label
 from undercroft_store.memory.closets import build_closets
 from undercroft_store.memory.dedup import check_duplicate
 from undercroft_store.memory.diaries import read_diary, write_diary
@@ -38,6 +39,14 @@ TARGET = "Alice Archer met Bob Baker about the zeppelin hangar lease."
 
 def _raw(home: Path) -> sqlite3.Connection:
     return sqlite3.connect(home / "vaults" / "default" / "vault.db", isolation_level=None)
+
+
+def _label(home: Path, value: str, field: str = "wing") -> str:
+    """What a label column holds for `value` (its blind value on a sealed vault): what a relabelling edit writes.
+
+    An offline attacker without the key copies it from another row carrying the label; the test derives it."""
+    with Palace(home) as palace, palace.open_vault("default", EMBEDDER, read_only=True) as store:
+        return str(stored_label(store._context, field, value))
 
 
 def _resident(store: VaultStore) -> str:
@@ -117,7 +126,9 @@ def test_a_quarantine_resident_relabelled_in_the_clear_is_never_served(
     home: Path, filled: dict[str, str], reopened: Callable[[], VaultStore], reader: str
 ) -> None:
     with _raw(home) as raw:  # the issue's attack: the review queue's clear label moved to an ordinary wing
-        raw.execute("UPDATE drawers SET wing = 'general' WHERE wing = ?", (QUARANTINE_WING,))
+        raw.execute(
+            "UPDATE drawers SET wing = ? WHERE wing = ?", (_label(home, "general"), _label(home, QUARANTINE_WING))
+        )
     store = reopened()
     assert store.verify().mirror_drift == [filled["held"]]  # premise: verify flags exactly this row
     with pytest.raises(RecordTampered, match=f"{filled['held']}.*clear wing column disagrees"):
@@ -142,9 +153,10 @@ def test_a_drawer_moved_into_another_wing_in_the_clear_is_refused_by_that_wings_
 ) -> None:
     with _raw(home) as raw:
         if reader == "follow_tunnel":  # the tunnel's far end is life/misc: move the work drawer there
-            raw.execute("UPDATE drawers SET wing = 'life', room = 'misc' WHERE id = ?", (filled["work"],))
+            life, misc = _label(home, "life"), _label(home, "misc", "room")
+            raw.execute("UPDATE drawers SET wing = ?, room = ? WHERE id = ?", (life, misc, filled["work"]))
         else:
-            raw.execute("UPDATE drawers SET wing = 'work' WHERE id = ?", (filled["life"],))
+            raw.execute("UPDATE drawers SET wing = ? WHERE id = ?", (_label(home, "work"), filled["life"]))
     store = reopened()
     with pytest.raises(RecordTampered, match=r"clear (wing|room|wing, room) column"):
         _MOVED[reader](store, filled)
@@ -182,7 +194,7 @@ def test_a_diary_entry_moved_in_the_clear_is_refused(palace: Palace, home: Path)
         entry = write_diary(store, "coder", "Refactored the hangar lease parser.")[0].id
         store.remember("An ordinary note.", wing="life", room="misc", added_by="t")
     with _raw(home) as raw:
-        raw.execute("UPDATE drawers SET kind = 'decision' WHERE id = ?", (entry,))
+        raw.execute("UPDATE drawers SET kind = ? WHERE id = ?", (_label(home, "decision", "kind"), entry))
     with Palace(home) as again, again.open_vault("default", EMBEDDER) as store:
         with pytest.raises(RecordTampered, match="clear kind column"):
             read_diary(store, "coder")

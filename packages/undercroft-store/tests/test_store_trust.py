@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -80,11 +80,13 @@ def test_garbage_floor_refuses(store: VaultStore) -> None:
         trust_policy(store, {"UNDERCROFT_TRUST_FLOOR": "hihg"})
 
 
-def test_flipped_trust_row_is_detected(palace: Palace, store: VaultStore, embedder: HashEmbedder, home: Path) -> None:
+def test_flipped_trust_row_is_detected(
+    palace: Palace, store: VaultStore, embedder: HashEmbedder, home: Path, label_of: Callable[..., str]
+) -> None:
     set_trust(store, "scraped", "quarantined")
     store.close()
     with _db(home) as connection:
-        connection.execute("UPDATE wing_trust SET trust = 'trusted' WHERE wing = 'scraped'")
+        connection.execute("UPDATE wing_trust SET trust = 'trusted' WHERE wing = ?", (label_of("scraped"),))
     with palace.open_vault("default", embedder) as reopened:
         with pytest.raises(TrustTampered, match=r"fails its HMAC tag.*undercroft verify") as caught:
             trust_policy(reopened, {"UNDERCROFT_TRUST_FLOOR": "standard"})
@@ -94,15 +96,16 @@ def test_flipped_trust_row_is_detected(palace: Palace, store: VaultStore, embedd
 
 
 def test_older_trust_row_written_back_is_detected(
-    palace: Palace, store: VaultStore, embedder: HashEmbedder, home: Path
+    palace: Palace, store: VaultStore, embedder: HashEmbedder, home: Path, label_of: Callable[..., str]
 ) -> None:
     set_trust(store, "scraped", "trusted")
+    key = label_of("scraped")
     with _db(home) as connection:
-        old = connection.execute("SELECT trust, at, tag FROM wing_trust WHERE wing = 'scraped'").fetchone()
+        old = connection.execute("SELECT trust, at, tag FROM wing_trust WHERE wing = ?", (key,)).fetchone()
     set_trust(store, "scraped", "quarantined")
     store.close()
     with _db(home) as connection:
-        connection.execute("UPDATE wing_trust SET trust = ?, at = ?, tag = ? WHERE wing = 'scraped'", old)
+        connection.execute("UPDATE wing_trust SET trust = ?, at = ?, tag = ? WHERE wing = ?", (*old, key))
     with palace.open_vault("default", embedder) as reopened:
         with pytest.raises(TrustTampered, match="not its newest assignment"):
             list_trust(reopened)

@@ -75,6 +75,10 @@ def test_aad_bytes_are_pinned() -> None:
         "kg_object": Domain.kg_object("fact-1"),
         "kg_terms": Domain.kg_terms("fact-1"),
         "kg_name": Domain.kg_name("0123abcd"),
+        "drawer_meta": Domain.drawer_meta("drawer-1"),
+        "queue_meta": Domain.queue_meta("drawer-1"),
+        "label_names": Domain.label_names(),
+        "surface_meta": Domain.surface_meta("tunnel-1"),
         "vault_secret": Domain.vault_secret("blind-index"),
     }
     assert set(domains) == set(KAT["aad"])

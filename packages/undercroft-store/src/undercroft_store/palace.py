@@ -29,6 +29,7 @@ from undercroft_vault.masterkey import narrow_home
 from undercroft_store.errors import InvalidVaultName, StoreClosed, VaultExists, VaultNotFound
 from undercroft_store.kernel._internal.context import utc_now
 from undercroft_store.kernel._internal.identity import check_identity
+from undercroft_store.kernel._internal.meta_migration import migrate_metadata
 from undercroft_store.kernel._internal.opening import DB_FILE, create_vault_files, open_context, wipe_quietly
 from undercroft_store.kernel._internal.sqlite import connect_read_only
 from undercroft_store.kernel._internal.vault_lock import VaultLock
@@ -235,6 +236,7 @@ class Palace:
             lock=lock,
         )
         try:
+            migrate_metadata(context)  # a pre-issue-29 sealed vault: once, before any drawer is read
             check_identity(context)
         except BaseException:
             wipe_quietly(context)

@@ -12,6 +12,7 @@ from undercroft_store.kernel._internal.chain_append import committed_head
 from undercroft_store.kernel._internal.context import VaultContext
 from undercroft_store.kernel._internal.heals import recorded_heals
 from undercroft_store.kernel._internal.identity import recorded_identity
+from undercroft_store.kernel._internal.meta_at_rest import label_name
 from undercroft_store.kernel.label_guard import label_guard_replays
 from undercroft_store.kernel.tier_tables import read_generation
 
@@ -118,7 +119,10 @@ def vault_stats(context: VaultContext, unhealed: list[str]) -> VaultStats:
         rooms: dict[str, int] = {}
         wings: dict[str, int] = {}
         quarantined = 0
-        for wing, room, count in connection.execute("SELECT wing, room, count(*) FROM drawers GROUP BY wing, room"):
+        groups = connection.execute("SELECT wing, room, count(*) FROM drawers GROUP BY wing, room").fetchall()
+        for stored_wing, stored_room, count in groups:
+            # A sealed vault's columns hold blind values: the names come from the handle's label memo.
+            wing, room = label_name(context, "wing", stored_wing), label_name(context, "room", stored_room)
             if wing == QUARANTINE_WING:
                 quarantined += int(count)
                 continue

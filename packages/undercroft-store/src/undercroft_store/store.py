@@ -35,6 +35,7 @@ from undercroft_store.errors import (
 )
 from undercroft_store.kernel._internal.context import VaultContext
 from undercroft_store.kernel._internal.hydration import hydrate_many as _hydrate_many
+from undercroft_store.kernel._internal.meta_at_rest import stored_label
 from undercroft_store.kernel._internal.opening import wipe_quietly
 from undercroft_store.kernel._internal.read_door import audited_read, open_door
 from undercroft_store.kernel._internal.reading import (
@@ -266,9 +267,9 @@ class VaultStore:
         include_quarantine: bool = False,
     ) -> NDArray[np.int64]:
         """The ``seq`` of every drawer in a scope, ascending (the quarantine wing only when named or asked)."""
-        clauses, params = _scope(wing, room, kind, include_quarantine, None)
-        sql = f"SELECT seq FROM drawers{clauses} ORDER BY seq"  # noqa: S608 - fixed clauses, bound values
         context = self._live()
+        clauses, params = _scope(context, wing, room, kind, include_quarantine, None)
+        sql = f"SELECT seq FROM drawers{clauses} ORDER BY seq"  # noqa: S608 - fixed clauses, bound values
         if wing is not None or room is not None:
             guard_scope_index(context)  # a damaged index would answer short, silently
         rows = context.connection.execute(sql, params).fetchall()
@@ -299,7 +300,7 @@ class VaultStore:
             raise InvalidDrawer(f"limit must be a positive integer, got {limit!r}")
         context = self._live()
         floor = read_floor(self, wing=wing) if trust_floor else None
-        clauses, params = _scope(wing, room, kind, include_quarantine, floor)
+        clauses, params = _scope(context, wing, room, kind, include_quarantine, floor)
         sql = f"SELECT {SERVED_COLUMNS} FROM drawers{clauses} ORDER BY seq DESC"  # noqa: S608 - fixed clauses
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
@@ -371,20 +372,26 @@ class VaultStore:
 
 
 def _scope(
-    wing: str | None, room: str | None, kind: str | None, include_quarantine: bool, floor: Floor | None
+    context: VaultContext,
+    wing: str | None,
+    room: str | None,
+    kind: str | None,
+    include_quarantine: bool,
+    floor: Floor | None,
 ) -> tuple[str, tuple[str, ...]]:
-    # Clear-column filters: a row they select is served only if its mirrors equal its covered meta.
+    # Label-column filters (blind values on a sealed vault): a row they select is served only if its
+    # columns equal its covered meta.
     clauses: list[str] = []
     params: list[str] = []
     for column, value in (("wing", wing), ("room", room), ("kind", kind)):
         if value is not None:
             clauses.append(f"{column} = ?")
-            params.append(value)
+            params.append(str(stored_label(context, column, value)))
     if wing is None and not include_quarantine:
         clauses.append("wing != ?")
-        params.append(QUARANTINE_WING)
+        params.append(str(stored_label(context, "wing", QUARANTINE_WING)))
     if floor is not None:
         condition, values = floor.clause()
         clauses.append(condition)
-        params.extend(values)
+        params.extend(str(stored_label(context, "wing", value)) for value in values)
     return ((" WHERE " + " AND ".join(clauses)) if clauses else "", tuple(params))

@@ -36,6 +36,10 @@ class DomainKind(IntEnum):
     KG_TERMS = 7
     KG_NAME = 8
     VAULT_SECRET = 9
+    DRAWER_META = 10
+    QUEUE_META = 11
+    LABEL_NAMES = 12
+    SURFACE_META = 13
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,27 @@ class Domain:
     def vault_secret(cls, name: str) -> Domain:
         """``secret/{name}`` — a long-lived secret stored sealed in the vault (e.g. the blind-index key)."""
         return cls(DomainKind.VAULT_SECRET, "secret/" + _component(name, "secret name"))
+
+    @classmethod
+    def drawer_meta(cls, record_id: str) -> Domain:
+        """``{id}/meta`` — a sealed vault's drawer metadata (names, dates, claims: everything but the labels'
+        blind values)."""
+        return cls(DomainKind.DRAWER_META, _component(record_id, "record id") + "/meta")
+
+    @classmethod
+    def queue_meta(cls, slot_id: str) -> Domain:
+        """``queue/{id}`` — a sealed vault's admission-queue row detail (intended destination, signals)."""
+        return cls(DomainKind.QUEUE_META, "queue/" + _component(slot_id, "queue slot id"))
+
+    @classmethod
+    def label_names(cls) -> Domain:
+        """``labels`` — a sealed vault's registry of blind label values → the names they stand for."""
+        return cls(DomainKind.LABEL_NAMES, "labels")
+
+    @classmethod
+    def surface_meta(cls, record_id: str) -> Domain:
+        """``surface/{id}/meta`` — the sealed metadata of a memory-surface row (a tunnel's ends and time)."""
+        return cls(DomainKind.SURFACE_META, "surface/" + _component(record_id, "record id") + "/meta")
 
     def aad(self, vault_id: str) -> bytes:
         """The associated data binding this domain to `vault_id`."""

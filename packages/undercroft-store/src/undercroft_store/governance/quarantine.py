@@ -28,13 +28,23 @@ from undercroft_core.drawer import canonical_json
 from undercroft_core.errors import InvalidInput
 from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id
 from undercroft_core.vocabulary import QUARANTINE_WING
-from undercroft_vault import AuditRow, BlindIndex, VaultKeys, compute_tag, constant_time_equal
+from undercroft_vault import (
+    AuditRow,
+    BlindIndex,
+    Domain,
+    IntegrityFailure,
+    Sealer,
+    VaultKeys,
+    compute_tag,
+    constant_time_equal,
+)
 
 from undercroft_store.errors import InvalidDrawer, StoreIntegrityError
 from undercroft_store.governance.admission import AdmissionGate, AdmissionPolicy, Advisor, Decision
 from undercroft_store.kernel._internal.context import VaultContext, format_instant
 from undercroft_store.kernel._internal.governance import context_of, per_handle, set_per_handle
 from undercroft_store.kernel._internal.governance_tables import QUEUE_TABLE
+from undercroft_store.kernel._internal.meta_at_rest import open_meta, stored_label
 from undercroft_store.kernel.seams import Rekeying
 from undercroft_store.kernel.writes import DrawerWrite
 
@@ -121,16 +131,16 @@ def _seed(gate: AdmissionGate, context: VaultContext) -> None:
     since = now.timestamp() - screen.rate.seconds
     moments: dict[str, list[float]] = {}
     query = (
-        "SELECT a.at, d.meta_json FROM audit a JOIN drawers d ON a.record_id = 'drawer/' || d.id "
+        "SELECT a.at, d.id, d.meta_json FROM audit a JOIN drawers d ON a.record_id = 'drawer/' || d.id "
         "ORDER BY a.seq DESC LIMIT 100000"
     )
     floor = format_instant(now.fromtimestamp(since, tz=now.tzinfo))
-    for at, meta in context.connection.execute(query):
+    for at, drawer_id, meta in context.connection.execute(query):
         if at < floor:
             break
-        try:
-            writer = json.loads(bytes(meta)).get("added_by")
-        except ValueError:
+        try:  # a rate seed, not a verdict: a meta that does not open or parse seeds nothing
+            writer = json.loads(open_meta(context, str(drawer_id), bytes(meta))).get("added_by")
+        except (ValueError, AttributeError, IntegrityFailure):
             continue
         if isinstance(writer, str):
             moments.setdefault(writer, []).append(datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp())
@@ -274,11 +284,7 @@ def divert(
                     (
                         diversion.slot,
                         diversion.intended_id,
-                        diversion.intended_wing,
-                        diversion.intended_room,
-                        diversion.chunk_index,
-                        diversion.id_recipe,
-                        diversion.signals,
+                        *_at_rest(context, diversion),
                         destination,
                         at,
                         tag,
@@ -298,6 +304,51 @@ def record_commits(context: VaultContext, writers: Sequence[str]) -> None:
     gate = per_handle(context, "admission-gate", lambda: _build_gate(context))
     for writer in writers:
         gate.record(writer)
+
+
+def _at_rest(context: VaultContext, diversion: Diversion) -> tuple[str, str, int, str, bytes]:
+    """The row's (intended_wing, intended_room, chunk_index, id_recipe, signals) columns as stored.
+
+    On a sealed vault's metadata the two names are blind values and the signals column is a blob sealed under
+    ``queue/{slot}`` holding the signal codes, the findings' offsets and the two names."""
+    if not context.metadata_sealed:
+        return (
+            diversion.intended_wing,
+            diversion.intended_room,
+            diversion.chunk_index,
+            diversion.id_recipe,
+            diversion.signals,
+        )
+    document = json.loads(diversion.signals)
+    document.update(intended_wing=diversion.intended_wing, intended_room=diversion.intended_room)
+    return (
+        str(stored_label(context, "wing", diversion.intended_wing)),
+        str(stored_label(context, "room", diversion.intended_room)),
+        diversion.chunk_index,
+        diversion.id_recipe,
+        context.sealer.seal(Domain.queue_meta(diversion.slot), canonical_json(document)),
+    )
+
+
+def _opened(context: VaultContext, row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A stored queue row with its sealed detail opened: the names and signals as a clear row holds them.
+
+    A blob that does not open, or names that do not blind to the stored columns, is a `ValueError` (the
+    caller's finding: the row fails its tag)."""
+    if not context.metadata_sealed:
+        return row
+    slot, wing, room, signals = str(row[0]), str(row[2]), str(row[3]), bytes(row[6])
+    try:
+        document = json.loads(context.sealer.open(Domain.queue_meta(slot), signals))
+    except IntegrityFailure:
+        raise ValueError(f"queue row {slot}: its sealed detail does not open") from None
+    names = (document.pop("intended_wing", None), document.pop("intended_room", None))
+    if not all(isinstance(name, str) for name in names) or (
+        stored_label(context, "wing", names[0]),
+        stored_label(context, "room", names[1]),
+    ) != (wing, room):
+        raise ValueError(f"queue row {slot}: its label columns disagree with its sealed detail")
+    return (*row[:2], *names, *row[4:6], canonical_json(document), *row[7:])
 
 
 def _entry(row: tuple[Any, ...]) -> QueueEntry:
@@ -330,10 +381,11 @@ def _findings(context: VaultContext, rows: Sequence[AuditRow]) -> tuple[list[Que
     present: set[str] = set()
     for raw in connection.execute(f"SELECT {_QUEUE_COLUMNS} FROM {QUEUE_TABLE} ORDER BY queued_at, drawer_id"):  # noqa: S608
         try:
-            entry = _entry(tuple(raw))
+            clear = _opened(context, tuple(raw))
+            entry = _entry(clear)
             expected = queue_tag(context.keys, entry, entry.destination, entry.queued_at)
             good_tag = constant_time_equal(expected, entry.tag)
-            if good_tag and _signals_blob(entry) != bytes(raw[6]):
+            if good_tag and _signals_blob(entry) != bytes(clear[6]):
                 good_tag = False
         except (ValueError, TypeError, AttributeError):
             entry, good_tag = None, False
@@ -347,7 +399,7 @@ def _findings(context: VaultContext, rows: Sequence[AuditRow]) -> tuple[list[Que
             failures.append(f"queue row {slot} is not its newest quarantine record")
             continue
         resident = connection.execute("SELECT wing FROM drawers WHERE id = ?", (slot,)).fetchone()
-        if resident is None or resident[0] != QUARANTINE_WING:
+        if resident is None or resident[0] != stored_label(context, "wing", QUARANTINE_WING):
             failures.append(f"queue row {slot} has no resident in {QUARANTINE_WING!r}")
             continue
         good.append(entry)
@@ -358,7 +410,8 @@ def _findings(context: VaultContext, rows: Sequence[AuditRow]) -> tuple[list[Que
         ruling = newest.get(RULING_PREFIX + slot)
         if slot not in present and (ruling is None or ruling[0] < position):
             failures.append(f"queue row {slot} was removed without a ruling")
-    for (slot,) in connection.execute("SELECT id FROM drawers WHERE wing = ?", (QUARANTINE_WING,)):
+    quarantine = stored_label(context, "wing", QUARANTINE_WING)
+    for (slot,) in connection.execute("SELECT id FROM drawers WHERE wing = ?", (quarantine,)):
         if slot not in present:
             failures.append(f"quarantined drawer {slot} has no queue row")
     return good, failures
@@ -392,13 +445,33 @@ def reseal_queue_rows(rekeying: Rekeying) -> list[tuple[str, bytes]]:
     echoed: list[tuple[str, bytes]] = []
     rows = connection.execute(f"SELECT {_QUEUE_COLUMNS} FROM {QUEUE_TABLE} ORDER BY drawer_id").fetchall()  # noqa: S608
     for raw in rows:
-        entry = _entry(tuple(raw))
+        row, signals = tuple(raw), bytes(raw[6])
+        if rekeying.metadata_sealed:  # the sealed detail: opened under the old keys, re-sealed under the new
+            row, signals = _resealed(rekeying.old_sealer, rekeying.new_sealer, row)
+        entry = _entry(row)
         old = queue_tag(rekeying.old_keys, entry, entry.destination, entry.queued_at)
         if not constant_time_equal(old, entry.tag):
             raise QueueTampered(
                 f"queue row {entry.drawer_id} fails its HMAC tag; rotation refused (run undercroft verify)"
             )
         new_tag = queue_tag(rekeying.new_keys, entry, entry.destination, entry.queued_at)
-        connection.execute(f"UPDATE {QUEUE_TABLE} SET tag = ? WHERE drawer_id = ?", (new_tag, entry.drawer_id))  # noqa: S608
+        connection.execute(
+            f"UPDATE {QUEUE_TABLE} SET tag = ?, signals = ? WHERE drawer_id = ?",  # noqa: S608
+            (new_tag, signals, entry.drawer_id),
+        )
         echoed.append((QUARANTINE_PREFIX + entry.drawer_id, new_tag))
     return echoed
+
+
+def _resealed(old: Sealer, new: Sealer, row: tuple[Any, ...]) -> tuple[tuple[Any, ...], bytes]:
+    """Rotation: a sealed queue row as a clear row (names from its detail) and its detail re-sealed under `new`."""
+    slot = str(row[0])
+    try:
+        plain = old.open(Domain.queue_meta(slot), bytes(row[6]))
+    except IntegrityFailure:
+        raise QueueTampered(f"queue row {slot}: its sealed detail does not open; rotation refused") from None
+    document = json.loads(plain)
+    wing, room = document.pop("intended_wing", None), document.pop("intended_room", None)
+    return (*row[:2], str(wing), str(room), *row[4:6], canonical_json(document), *row[7:]), new.seal(
+        Domain.queue_meta(slot), plain
+    )

@@ -14,18 +14,26 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from undercroft_core.errors import InvalidInput
 from undercroft_core.names import validate_name
 from undercroft_core.vocabulary import QUARANTINE_WING, names_quarantine_wing
-from undercroft_vault import AuditRow, SigningIdentity, compute_tag, constant_time_equal
+from undercroft_vault import AuditRow, IntegrityFailure, SigningIdentity, compute_tag, constant_time_equal
 
 from undercroft_store.errors import Error, ReadOnlyStore
 from undercroft_store.governance.forgetting import ForgetReceipt, _context_of, forget
 from undercroft_store.kernel._internal.chain_append import anchor_now, append_in_transaction
 from undercroft_store.kernel._internal.context import VaultContext
+from undercroft_store.kernel._internal.meta_at_rest import (
+    label_name,
+    open_meta,
+    register_names,
+    scope_label_namer,
+    stored_label,
+)
 from undercroft_store.kernel._internal.retention_table import (
     CLEAR_PREFIX,
     LABEL_PREFIX,
@@ -137,6 +145,21 @@ def _scope_names(wing: str, room: str | None) -> tuple[str, str]:
     return wing, room or ""
 
 
+def _scope_keys(context: VaultContext, wing: str, room: str) -> tuple[str, str]:
+    """The row key of a scope: the names on hmac-only; on a sealed vault their blind values (so the row and its
+    ``retention/<key>`` label carry no name) — unless a row written in the clear before the migration holds
+    the scope, which keeps its key (a folded label is never rewritten)."""
+    if not context.metadata_sealed:
+        return wing, room
+    legacy = context.connection.execute(
+        f"SELECT 1 FROM {RETENTION_TABLE} WHERE wing = ? AND room = ?",  # noqa: S608
+        (wing, room),
+    ).fetchone()
+    if legacy is not None:
+        return wing, room
+    return str(stored_label(context, "wing", wing)), str(stored_label(context, "room", room)) if room else ""
+
+
 def set_retention(
     target: VaultStore | VaultContext, wing: str, room: str | None = None, *, max_age: int
 ) -> RetentionPolicy:
@@ -145,14 +168,16 @@ def set_retention(
     wing, stored_room = _scope_names(wing, room)
     seconds = _check_seconds(max_age)
     at = context.now()
-    tag = policy_tag(context.keys, wing, stored_room, seconds, at)
+    key_wing, key_room = _scope_keys(context, wing, stored_room)
+    tag = policy_tag(context.keys, key_wing, key_room, seconds, at)
     _commit(
         context,
         f"INSERT INTO {RETENTION_TABLE} (wing, room, max_age_seconds, at, tag) VALUES (?, ?, ?, ?, ?) "  # noqa: S608
         "ON CONFLICT (wing, room) DO UPDATE SET max_age_seconds = excluded.max_age_seconds, at = excluded.at, "
         "tag = excluded.tag",
-        (wing, stored_room, seconds, at, tag),
-        AuditRow(policy_label(wing, stored_room), tag, at),
+        (key_wing, key_room, seconds, at, tag),
+        AuditRow(policy_label(key_wing, key_room), tag, at),
+        [("wing", wing), *([("room", stored_room)] if stored_room else [])],
     )
     return RetentionPolicy(wing, room, seconds, at)
 
@@ -161,6 +186,7 @@ def clear_retention(target: VaultStore | VaultContext, wing: str, room: str | No
     """Remove the policy of a scope (a ``retention-clear/`` record); False when there was none."""
     context = _writable(target)
     wing, stored_room = _scope_names(wing, room)
+    wing, stored_room = _scope_keys(context, wing, stored_room)
     row = context.connection.execute(
         f"SELECT tag FROM {RETENTION_TABLE} WHERE wing = ? AND room = ?",  # noqa: S608
         (wing, stored_room),
@@ -186,10 +212,17 @@ def _writable(target: VaultStore | VaultContext) -> VaultContext:
     return context
 
 
-def _commit(context: VaultContext, sql: str, params: tuple[object, ...], record: AuditRow) -> None:
+def _commit(
+    context: VaultContext,
+    sql: str,
+    params: tuple[object, ...],
+    record: AuditRow,
+    names: Sequence[tuple[str, str]] = (),
+) -> None:
     connection = context.connection
     connection.execute("BEGIN IMMEDIATE")
     try:
+        register_names(context, names)  # a sealed vault names the scope's blind values from its registry
         connection.execute(sql, params)
         append_in_transaction(context, [record])
         connection.execute("COMMIT")
@@ -205,12 +238,15 @@ def _read_policies(context: VaultContext) -> tuple[dict[tuple[str, str], Retenti
     """Scope → policy, or None for a row that failed (it then decides nothing)."""
     # The newest set/clear record of each scope, in chain order: all the policy leg compares.
     newest = label_guard(context).ordered(LABEL_PREFIX, CLEAR_PREFIX)
-    failed = retention_findings(context.connection, context.keys, newest)
+    named = scope_label_namer(context)
+    failed = retention_findings(context.connection, context.keys, newest, named)
     bad = {finding.split(":", 1)[0] for finding in failed}
     scopes: dict[tuple[str, str], RetentionPolicy | None] = {}
     query = f"SELECT wing, room, max_age_seconds, at FROM {RETENTION_TABLE}"  # noqa: S608
-    for wing, room, max_age, at in context.connection.execute(query):
-        good = policy_label(wing, room) not in bad
+    for key_wing, key_room, max_age, at in context.connection.execute(query):
+        good = named(policy_label(key_wing, key_room)) not in bad
+        wing = label_name(context, "wing", key_wing, legacy=True)
+        room = label_name(context, "room", key_room, legacy=True) if key_room else ""
         scopes[(wing, room)] = RetentionPolicy(wing, room or None, int(max_age), at) if good else None
     return scopes, failed
 
@@ -248,7 +284,12 @@ def sweep(
         if not constant_time_equal(compute_tag(context.keys, drawer_id, meta, bytes(content)), bytes(tag)):
             report.tampered_drawers.append(drawer_id)
             continue
-        document = json.loads(meta)  # the HMAC-covered scope and clock, never the clear mirror columns
+        try:
+            opened = open_meta(context, drawer_id, meta)
+        except IntegrityFailure:
+            report.tampered_drawers.append(drawer_id)
+            continue
+        document = json.loads(opened)  # the HMAC-covered scope and clock, never the label columns
         wing, room = document.get("wing"), document.get("room")
         if wing == QUARANTINE_WING:
             continue

@@ -37,6 +37,7 @@ from undercroft_store.governance.quarantine import (
 from undercroft_store.kernel._internal.context import VaultContext
 from undercroft_store.kernel._internal.governance import audited, check_writable, context_of, open_blind
 from undercroft_store.kernel._internal.governance_tables import QUEUE_TABLE
+from undercroft_store.kernel._internal.meta_at_rest import stored_label
 from undercroft_store.kernel._internal.read_door import audited_read
 from undercroft_store.kernel._internal.reading import SELECT_BY_ID, verified_drawer
 from undercroft_store.kernel._internal.vectors import unpack_row
@@ -227,7 +228,7 @@ def deny(store: object, slot: str, *, signer: SigningIdentity | None = None) -> 
             raise RulingRaced(f"queue entry {slot} changed before the ruling committed; list the queue again")
         resident = context.connection.execute("SELECT wing FROM drawers WHERE id = ?", (slot,)).fetchone()
         if resident is not None:
-            if resident[0] != QUARANTINE_WING:
+            if resident[0] != stored_label(context, "wing", QUARANTINE_WING):
                 raise QueueTampered(
                     f"queue entry {slot} names a drawer outside the review wing (run undercroft verify)"
                 )

@@ -23,6 +23,7 @@ from undercroft_core.ids import validate_drawer_id
 from undercroft_core.vocabulary import QUARANTINE_WING
 
 from undercroft_store.errors import InvalidDrawer
+from undercroft_store.kernel._internal.meta_at_rest import stored_label
 from undercroft_store.kernel._internal.structure import guard_scope_index
 from undercroft_store.kernel._internal.transaction import readable
 from undercroft_store.kernel.label_guard import LabelGuardRefused, label_guard
@@ -87,7 +88,7 @@ def history(
         if not include_quarantine:
             guard_scope_index(context)  # a short answer here would show the queue's labels
             sql = "SELECT id FROM drawers WHERE wing = ?"
-            held = {str(r[0]) for r in connection.execute(sql, (QUARANTINE_WING,))}
+            held = {str(r[0]) for r in connection.execute(sql, (stored_label(context, "wing", QUARANTINE_WING),))}
     finally:
         if own:
             connection.execute("COMMIT")

@@ -38,7 +38,12 @@ from undercroft_store.kernel import seams
 from undercroft_store.kernel._internal.context import VaultContext
 from undercroft_store.kernel._internal.identity import recorded_identity
 from undercroft_store.kernel._internal.reading import verified_drawer
-from undercroft_store.kernel._internal.structure import read_counter, scope_index_findings, sqlite_findings
+from undercroft_store.kernel._internal.structure import (
+    finding_names,
+    read_counter,
+    scope_index_findings,
+    sqlite_findings,
+)
 from undercroft_store.kernel._internal.vectors import embed_quantised, pack_rows
 from undercroft_store.kernel.screening import Bypass, BypassReason
 from undercroft_store.kernel.writes import refresh_embeddings, refresh_fingerprints
@@ -168,7 +173,7 @@ def _restore_counter(context: VaultContext, highest: int | None, report: RepairR
 def _rebuild_indexes(context: VaultContext, report: RepairReport) -> None:
     """REINDEX when an index disagrees with its table (the tables are the record; indexes are derived)."""
     connection = context.connection
-    findings = sqlite_findings(connection, deep=True) + scope_index_findings(connection)
+    findings = sqlite_findings(connection, deep=True) + scope_index_findings(connection, finding_names(context))
     if not findings:
         return
     connection.execute("REINDEX")

@@ -53,6 +53,7 @@ from undercroft_vault import (
 
 from undercroft_store.errors import RotationRefused, RotationUnsupported, VaultInUse, VaultNotFound
 from undercroft_store.integrity.verify import VerifyReport, verify_vault
+from undercroft_store.kernel._internal import meta_at_rest
 from undercroft_store.kernel._internal.context import VaultContext
 from undercroft_store.kernel._internal.opening import read_audit_rows
 from undercroft_store.kernel._internal.vault_lock import lock_exclusive
@@ -91,6 +92,10 @@ SEALED_DOMAINS: Final[dict[DomainKind, str | None]] = {
     DomainKind.KG_TERMS: None,
     DomainKind.KG_NAME: None,
     DomainKind.VAULT_SECRET: "meta.blind_secret",
+    DomainKind.DRAWER_META: "drawers.meta_json",
+    DomainKind.QUEUE_META: "admission_queue.signals",
+    DomainKind.LABEL_NAMES: "meta.label_names",
+    DomainKind.SURFACE_META: "tunnels.meta_json",
 }
 
 #: Every tag-carrying table → what rotation does to its tags.
@@ -182,10 +187,13 @@ def _refuse(context: VaultContext, what: str) -> RotationRefused:
 
 def _rekey_drawers(
     context: VaultContext, new_keys: VaultKeys, new_sealer: Sealer
-) -> list[tuple[str, bytes, bytes, bytes, bytes]]:
-    """Verify each drawer under the old keys, then re-seal it byte-exact and re-tag it under the new ones."""
+) -> list[tuple[str, bytes, bytes, bytes, bytes, bytes]]:
+    """Verify each drawer under the old keys, then re-seal it byte-exact and re-tag it under the new ones.
+
+    A sealed vault's meta blob is re-sealed too; its blind label columns stay (the blind-index secret is
+    re-sealed, never regenerated, so every blind value is the same after the rotation)."""
     old_keys, old_sealer = context.keys, context.sealer
-    rows: list[tuple[str, bytes, bytes, bytes, bytes]] = []
+    rows: list[tuple[str, bytes, bytes, bytes, bytes, bytes]] = []
     query = "SELECT id, meta_json, content, embedding, tag FROM drawers ORDER BY seq"
     for drawer_id, meta_blob, content_blob, embedding_blob, tag in context.connection.execute(query):
         meta, content, embedding = bytes(meta_blob), bytes(content_blob), bytes(embedding_blob)
@@ -198,10 +206,12 @@ def _rekey_drawers(
                 content = new_sealer.seal(Domain.content(drawer_id), plain)
                 vector = old_sealer.open(Domain.embedding(drawer_id), embedding)
                 embedding = new_sealer.seal(Domain.embedding(drawer_id), vector)
+            if context.metadata_sealed:
+                meta = meta_at_rest.reseal_meta(old_sealer, new_sealer, drawer_id, meta)
         except IntegrityFailure as error:
             raise _refuse(context, f"record {drawer_id} does not open: {error}") from None
         new_tag = compute_tag(new_keys, drawer_id, meta, content)
-        rows.append((drawer_id, content, embedding, fingerprint(new_keys, plain), new_tag))
+        rows.append((drawer_id, meta, content, embedding, fingerprint(new_keys, plain), new_tag))
     return rows
 
 
@@ -219,6 +229,19 @@ def _reseal_blind_secret(context: VaultContext, new_sealer: Sealer) -> None:
     finally:
         blind.wipe()
     context.connection.execute("UPDATE meta SET value = ? WHERE key = 'blind_secret'", (resealed,))
+
+
+def _reseal_label_registry(context: VaultContext, new_sealer: Sealer) -> None:
+    """The sealed label registry (blind value → name), opened under the old keys and sealed under the new."""
+    row = context.connection.execute("SELECT value FROM meta WHERE key = 'label_names'").fetchone()
+    if row is None:
+        return
+    try:
+        plain = context.sealer.open(Domain.label_names(), bytes(row[0]))
+    except IntegrityFailure as error:
+        raise _refuse(context, f"the sealed label registry does not open: {error}") from None
+    resealed = new_sealer.seal(Domain.label_names(), plain)
+    context.connection.execute("UPDATE meta SET value = ? WHERE key = 'label_names'", (resealed,))
 
 
 def _refold_chain(
@@ -278,9 +301,17 @@ def rotate_context(
         rekeyed = _rekey_drawers(context, new_keys, new_sealer)
         rekey_drawers(context, rekeyed, screening=Bypass(BypassReason.ROTATION))
         _reseal_blind_secret(context, new_sealer)
-        echoed = [(f"drawer/{row[0]}", row[4]) for row in rekeyed]
+        _reseal_label_registry(context, new_sealer)
+        echoed = [(f"drawer/{row[0]}", row[5]) for row in rekeyed]
         rekeying = Rekeying(
-            connection, context.vault_id, context.sealed, context.keys, new_keys, context.sealer, new_sealer
+            connection,
+            context.vault_id,
+            context.sealed,
+            context.keys,
+            new_keys,
+            context.sealer,
+            new_sealer,
+            context.metadata_sealed,
         )
         for table in sorted(hooks):
             echoed += hooks[table](rekeying)

@@ -36,10 +36,12 @@ from undercroft_vault import (
 from undercroft_vault import replay as replay_chain
 
 from undercroft_store.kernel._internal.context import VaultContext
+from undercroft_store.kernel._internal.meta_at_rest import open_meta, scope_label_namer, stored_label
 from undercroft_store.kernel._internal.opening import read_audit_rows
 from undercroft_store.kernel._internal.retention_table import retention_findings
 from undercroft_store.kernel._internal.structure import (
     counter_finding,
+    finding_names,
     order_findings,
     scope_index_findings,
     sqlite_findings,
@@ -79,6 +81,7 @@ def _check_drawers(context: VaultContext, report: VerifyReport) -> tuple[dict[st
             try:
                 good = constant_time_equal(compute_tag(keys, drawer_id, meta, content), tag)
                 plain = sealer.open(Domain.content(drawer_id), content) if good and sealed else content
+                meta = open_meta(context, drawer_id, meta) if good else meta
             except (IntegrityFailure, ValueError):
                 good = False
             if not good:
@@ -94,13 +97,10 @@ def _check_drawers(context: VaultContext, report: VerifyReport) -> tuple[dict[st
                 report.fingerprint_drift.append(drawer_id)  # dedup would miss (or invent) a duplicate
             document = json.loads(meta)
             mirrored = tuple(
-                value.encode("utf-8") if isinstance(value, str) else value
-                for value in (
-                    document.get("wing"),
-                    document.get("room"),
-                    document.get("kind"),
-                    document.get("supersedes"),
-                )
+                label.encode("utf-8") if isinstance(label, str) else label
+                for field in ("wing", "room", "kind", "supersedes")
+                for value in (document.get(field),)
+                for label in (stored_label(context, field, value) if isinstance(value, str) else value,)
             )
             stored = tuple(None if value is None else bytes(value) for value in (wing, room, kind, supersedes))
             if stored != mirrored:
@@ -202,7 +202,7 @@ def verify_vault(context: VaultContext, *, deep: bool = False) -> VerifyReport:
             # stands, and the row legs would read values no writer of this build stored. A check that could not
             # run at all (pages that do not read) goes on, so the walk raises the malformed-image verdict below.
             return report
-        report.scope_index = scope_index_findings(connection)
+        report.scope_index = scope_index_findings(connection, finding_names(context))
         # A page that does not read raises SQLite's malformed-image error out of the walk: every surface maps
         # it to the integrity verdict (exit 2 / class integrity) it gives any other reader of those pages.
         _run_legs(context, report)
@@ -223,6 +223,6 @@ def _run_legs(context: VaultContext, report: VerifyReport) -> None:
     report.order_drift = order_findings(list(live), rows)
     report.append_counter = counter_finding(connection, highest)
     report.trust_failures = check_trust_rows(context, {row.record_id: row for row in rows})  # newest wins
-    report.retention_drift = retention_findings(connection, context.keys, rows)
+    report.retention_drift = retention_findings(connection, context.keys, rows, scope_label_namer(context))
     for leg in verify_legs(FEATURE_LEGS):  # the features' own tables, through the seam (kernel.seams)
         setattr(report, leg.field, leg.run(context, rows))

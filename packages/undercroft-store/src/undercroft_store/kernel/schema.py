@@ -3,9 +3,11 @@
 Tables (each documented column by column in docs/store.md):
 
 * ``meta`` — key/value: ``schema_version``, ``level``, ``vault_id``, ``keycheck``, ``blind_secret`` (sealed),
-  ``embedder`` (identity label, recorded on first write), ``append_counter``.
+  ``embedder`` (identity label, recorded on first write), ``append_counter``, and on sealed vaults
+  ``metadata`` (``sealed-v1``) and ``label_names`` (sealed registry).
 * ``drawers`` — one row per live drawer; ``seq`` is write order (recency and scope filters), ``id`` the
-  drawer id; ``wing``/``room``/``kind``/``supersedes`` are clear mirrors of the HMAC-covered ``meta_json``.
+  drawer id; ``wing``/``room``/``kind``/``supersedes`` mirror the HMAC-covered ``meta_json`` — the names on
+  hmac-only, blind values on sealed vaults, whose ``meta_json`` is sealed (`_internal/meta_at_rest.py`).
 * ``audit`` — the append-only trail the chain folds: ``record_id`` label, ``tag``, ``at``.
 * ``chain_meta`` — the single committed chain head and height.
 * ``tombstones`` — keyed evidence of every delete.

@@ -97,6 +97,7 @@ class Rekeying:
     new_keys: VaultKeys
     old_sealer: Sealer
     new_sealer: Sealer
+    metadata_sealed: bool = False  # the vault's metadata is at rest sealed (`kernel._internal.meta_at_rest`)
 
 
 #: A table's reseal hook (see `Rekeying`).

@@ -33,6 +33,12 @@ from undercroft_store.errors import InvalidDrawer, StoreIntegrityError
 from undercroft_store.kernel._internal.context import VaultContext
 from undercroft_store.kernel._internal.governance import audited, context_of
 from undercroft_store.kernel._internal.governance_tables import TRUST_TABLE
+from undercroft_store.kernel._internal.meta_at_rest import (
+    label_name,
+    register_names,
+    scope_label_namer,
+    stored_label,
+)
 from undercroft_store.kernel.label_guard import label_guard
 from undercroft_store.kernel.seams import Rekeying
 
@@ -182,15 +188,26 @@ def set_trust(store: object, wing: str, trust: str) -> TrustAssignment:
         raise InvalidDrawer(str(error)) from None
     label_guard(context)  # never write beside a chain that does not replay
     at = context.now()
-    tag = _tag(context.keys, wing, trust, at)
     with audited(context) as records:
+        key = _wing_key(context, wing)
+        register_names(context, [("wing", wing)])
+        tag = _tag(context.keys, key, trust, at)
         context.connection.execute(
             f"INSERT INTO {TRUST_TABLE} (wing, trust, at, tag) VALUES (?, ?, ?, ?) "  # noqa: S608 - constant
             "ON CONFLICT (wing) DO UPDATE SET trust = excluded.trust, at = excluded.at, tag = excluded.tag",
-            (wing, trust, at, tag),
+            (key, trust, at, tag),
         )
-        records.append(AuditRow(TRUST_PREFIX + wing, tag, at))
+        records.append(AuditRow(TRUST_PREFIX + key, tag, at))
     return TrustAssignment(wing, trust, at)
+
+
+def _wing_key(context: VaultContext, wing: str) -> str:
+    """The row key (and label tail) of `wing`'s assignment: the name on hmac-only; on a sealed vault its blind
+    value, unless a row written in the clear before the migration holds the wing (a folded label stays)."""
+    if not context.metadata_sealed:
+        return wing
+    legacy = context.connection.execute(f"SELECT 1 FROM {TRUST_TABLE} WHERE wing = ?", (wing,)).fetchone()  # noqa: S608
+    return wing if legacy is not None else str(stored_label(context, "wing", wing))
 
 
 def _findings(context: VaultContext, newest: Mapping[str, AuditRow]) -> tuple[list[TrustAssignment], list[str]]:
@@ -199,20 +216,22 @@ def _findings(context: VaultContext, newest: Mapping[str, AuditRow]) -> tuple[li
     good: list[TrustAssignment] = []
     failures: list[str] = []
     present: set[str] = set()
-    for wing, trust, at, tag in rows:
-        present.add(wing)
+    named = scope_label_namer(context)
+    for key, trust, at, tag in rows:
+        present.add(key)
         tag = bytes(tag)
-        if trust not in TRUST_VOCAB or not constant_time_equal(_tag(context.keys, wing, trust, at), tag):
-            failures.append(f"trust row for wing {wing!r} fails its HMAC tag")
+        if trust not in TRUST_VOCAB or not constant_time_equal(_tag(context.keys, key, trust, at), tag):
+            failures.append(f"trust row for wing {named(TRUST_PREFIX + key)[len(TRUST_PREFIX) :]!r} fails its HMAC tag")
             continue
-        record = newest.get(TRUST_PREFIX + wing)
+        wing = label_name(context, "wing", key, legacy=True)  # a sealed vault's key is the wing's blind value
+        record = newest.get(TRUST_PREFIX + key)
         if record is None or not constant_time_equal(record.tag, tag):
             failures.append(f"trust row for wing {wing!r} is not its newest assignment on the chain")
             continue
         good.append(TrustAssignment(wing, trust, at))
     for label in sorted(newest):
         if label.startswith(TRUST_PREFIX) and label[len(TRUST_PREFIX) :] not in present:
-            failures.append(f"trust record {label!r} has no row (the assignment was removed)")
+            failures.append(f"trust record {named(label)!r} has no row (the assignment was removed)")
     return good, failures
 
 

@@ -38,6 +38,7 @@ from undercroft_store.errors import (
 )
 from undercroft_store.kernel._internal.chain_append import append_in_transaction, commit_and_anchor
 from undercroft_store.kernel._internal.context import VaultContext
+from undercroft_store.kernel._internal.meta_at_rest import register_names, seal_meta, stored_label, stored_labels
 from undercroft_store.kernel._internal.structure import read_counter
 from undercroft_store.kernel._internal.vectors import embed_quantised, pack_rows, quantise_supplied
 from undercroft_store.kernel._internal.write_decision import (
@@ -63,6 +64,7 @@ __all__ = [
     "refresh_embeddings",
     "refresh_fingerprints",
     "rekey_drawers",
+    "relabel_drawers",
     "write_drawers",
 ]
 
@@ -206,8 +208,10 @@ def _prepare(context: VaultContext, items: Sequence[Incoming], packed: Sequence[
             embedding = sealer.seal(Domain.embedding(drawer_id), embedding)
         else:
             at_rest = item.plain
-        tag = compute_tag(keys, drawer_id, item.meta, at_rest)
-        prepared.append(_Prepared(item.drawer, item.meta, at_rest, embedding, item.fingerprint, tag))
+        # The tag covers the meta AT REST (sealed on a sealed vault), as it covers the content at rest.
+        meta = seal_meta(context, drawer_id, item.meta)
+        tag = compute_tag(keys, drawer_id, meta, at_rest)
+        prepared.append(_Prepared(item.drawer, meta, at_rest, embedding, item.fingerprint, tag))
     return prepared
 
 
@@ -259,12 +263,12 @@ def _seqs(context: VaultContext, ids: Sequence[str]) -> dict[str, int]:
 def _upsert(context: VaultContext, items: list[_Prepared]) -> dict[str, int]:
     """Write every row in one executemany (the FTS rows too on hmac-only); returns ``id -> seq``."""
     connection = context.connection
+    register_names(context, {(f, n) for i in items for f, n in (("wing", i.drawer.wing), ("room", i.drawer.room))})
     connection.executemany(
         _UPSERT,
         [
-            (d.id, d.wing, d.room, d.kind, d.supersedes, i.meta, i.content, i.embedding, i.fingerprint, i.tag)
+            (i.drawer.id, *stored_labels(context, i.drawer), i.meta, i.content, i.embedding, i.fingerprint, i.tag)
             for i in items
-            for d in (i.drawer,)
         ],
     )
     seqs = _seqs(context, [i.drawer.id for i in items])
@@ -520,7 +524,7 @@ def _delete_rows(context: VaultContext, wanted: Sequence[str], at: str, *, allow
         row = connection.execute("SELECT seq, wing, tag FROM drawers WHERE id = ?", (drawer_id,)).fetchone()
         if row is None:
             raise DrawerNotFound(f"no drawer {drawer_id} in vault {context.vault_id!r}")
-        if row[1] == QUARANTINE_WING and not allow_quarantine:
+        if row[1] == stored_label(context, "wing", QUARANTINE_WING) and not allow_quarantine:
             raise InvalidDrawer(f"drawer {drawer_id} is in {QUARANTINE_WING!r}: rule on it with admission instead")
         label = f"delete/{drawer_id}"
         tombstone = compute_tag(context.keys, label, at.encode("ascii"), bytes(row[2]))
@@ -576,9 +580,12 @@ def refresh_embeddings(context: VaultContext, rows: Sequence[tuple[str, bytes]],
 
 
 def rekey_drawers(
-    context: VaultContext, rows: Sequence[tuple[str, bytes, bytes, bytes, bytes]], *, screening: Screening
+    context: VaultContext, rows: Sequence[tuple[str, bytes, bytes, bytes, bytes, bytes]], *, screening: Screening
 ) -> int:
-    """Rotation only: replace ``(id, content, embedding, fingerprint, tag)`` of existing drawers.
+    """Rotation only: replace ``(id, meta, content, embedding, fingerprint, tag)`` of existing drawers.
+
+    The meta is re-sealed on a sealed vault (and passed back unchanged on hmac-only); the label columns are
+    not touched: their blind values are keyed with the blind-index secret, which rotation never regenerates.
 
     Runs inside the CALLER's open transaction (rotation re-keys rows, chain and keycheck in one commit),
     so it neither begins nor commits; the rows were verified and re-sealed by the caller.
@@ -589,8 +596,8 @@ def rekey_drawers(
     if not context.connection.in_transaction:
         raise InvalidDrawer("re-keying drawers must run inside the rotation's transaction")
     context.connection.executemany(
-        "UPDATE drawers SET content = ?, embedding = ?, fingerprint = ?, tag = ? WHERE id = ?",
-        [(content, embedding, mark, tag, drawer_id) for drawer_id, content, embedding, mark, tag in rows],
+        "UPDATE drawers SET meta_json = ?, content = ?, embedding = ?, fingerprint = ?, tag = ? WHERE id = ?",
+        [(meta, content, embedding, mark, tag, drawer_id) for drawer_id, meta, content, embedding, mark, tag in rows],
     )
     return len(rows)
 
@@ -610,4 +617,26 @@ def refresh_fingerprints(context: VaultContext, rows: Sequence[tuple[str, bytes]
             connection.execute("ROLLBACK")
         raise
     context.generation += 1
+    return len(rows)
+
+
+def relabel_drawers(
+    context: VaultContext,
+    rows: Sequence[tuple[str | None, str | None, str | None, str | None, bytes, bytes, int]],
+    *,
+    screening: Screening,
+) -> int:
+    """The metadata migration only: replace ``(wing, room, kind, supersedes, meta_json, tag)`` by ``seq``.
+
+    Runs inside the CALLER's open transaction (`_internal.meta_migration` commits rows, records and chain
+    together); the rows were verified under the current keys and re-sealed by the caller."""
+    _check_open(context)
+    if not isinstance(screening, Bypass) or screening.reason is not BypassReason.MIGRATION:
+        raise InvalidDrawer("relabelling drawers needs Bypass(MIGRATION)")
+    if not context.connection.in_transaction:
+        raise InvalidDrawer("relabelling drawers must run inside the migration's transaction")
+    context.connection.executemany(
+        "UPDATE drawers SET wing = ?, room = ?, kind = ?, supersedes = ?, meta_json = ?, tag = ? WHERE seq = ?",
+        rows,
+    )
     return len(rows)

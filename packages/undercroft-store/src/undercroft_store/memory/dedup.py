@@ -23,6 +23,7 @@ from undercroft_core.normalisation import is_blank, normalise
 from undercroft_core.vocabulary import QUARANTINE_WING, names_quarantine_wing, reserved_wing_refusal
 from undercroft_vault import fingerprint
 
+from undercroft_store.kernel._internal.meta_at_rest import label_name, stored_label
 from undercroft_store.kernel._internal.read_door import InternalRead, silent
 from undercroft_store.kernel._internal.structure import guard_scope_index
 from undercroft_store.kernel._internal.transaction import check_writable, readable
@@ -96,16 +97,21 @@ class SaveOutcome:
 def find_duplicates(store: VaultStore, *, wing: str | None = None) -> list[DuplicateGroup]:
     """Exact duplicates by keyed fingerprint, grouped per wing and room (oldest kept), quarantine excluded."""
     connection = readable(store._context).connection
+    context = store._context
     sql = "SELECT id, wing, room, fingerprint FROM drawers WHERE wing != ?"
-    params: list[str] = [QUARANTINE_WING]
+    params: list[str] = [str(stored_label(context, "wing", QUARANTINE_WING))]
     if wing is not None:
-        guard_scope_index(store._context)  # a damaged index would hide duplicates, silently
+        guard_scope_index(context)  # a damaged index would hide duplicates, silently
         sql += " AND wing = ?"
-        params.append(wing)
+        params.append(str(stored_label(context, "wing", wing)))
     groups: dict[tuple[str, str, bytes], list[str]] = defaultdict(list)
     for drawer_id, drawer_wing, room, print_ in connection.execute(sql + " ORDER BY seq", params):
         groups[(drawer_wing, room, bytes(print_))].append(drawer_id)
-    return [DuplicateGroup(key[0], key[1], ids[0], tuple(ids[1:])) for key, ids in groups.items() if len(ids) > 1]
+    return [
+        DuplicateGroup(label_name(context, "wing", key[0]), label_name(context, "room", key[1]), ids[0], tuple(ids[1:]))
+        for key, ids in groups.items()
+        if len(ids) > 1
+    ]
 
 
 def _dates(drawer: Drawer) -> list[Occurrence]:
@@ -197,15 +203,15 @@ def check_duplicate(
     floor = read_floor(store, wing=wing)
     prints = [fingerprint(context.keys, piece.text.encode("utf-8")) for piece in pieces]
     sql = "SELECT seq FROM drawers WHERE fingerprint = ? AND wing != ?"
-    params: list[str] = [QUARANTINE_WING]
+    params: list[str] = [str(stored_label(context, "wing", QUARANTINE_WING))]
     for column, value in (("wing", wing), ("room", room)):
         if value is not None:
             sql += f" AND {column} = ?"
-            params.append(value)
+            params.append(str(stored_label(context, column, value)))
     if floor is not None:
         condition, values = floor.clause()
         sql += f" AND {condition}"
-        params.extend(values)
+        params.extend(str(stored_label(context, "wing", value)) for value in values)
     for print_ in prints:
         row = context.connection.execute(sql + " ORDER BY seq LIMIT 1", (print_, *params)).fetchone()
         if row is not None and (drawer_id := _served(store, int(row[0]))) is not None:

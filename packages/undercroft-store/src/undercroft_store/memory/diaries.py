@@ -13,6 +13,7 @@ from undercroft_core.errors import InvalidInput
 from undercroft_core.names import validate_name
 
 from undercroft_store.errors import NothingToRemember
+from undercroft_store.kernel._internal.meta_at_rest import label_name
 from undercroft_store.kernel._internal.read_door import audited_read
 from undercroft_store.kernel._internal.transaction import check_writable, readable
 from undercroft_store.kernel.screening import Screen
@@ -65,9 +66,14 @@ def read_diary(store: VaultStore, agent: str, *, last: int = 10, topic: str | No
 
 def diary_agents(store: VaultStore) -> dict[str, int]:
     """Every agent with a diary → its entry count."""
-    connection = readable(store._context).connection
-    rows = connection.execute(
-        "SELECT wing, count(*) FROM drawers WHERE substr(wing, 1, ?) = ? GROUP BY wing ORDER BY wing",
-        (len(DIARY_PREFIX), DIARY_PREFIX),
-    )
-    return {str(wing)[len(DIARY_PREFIX) :]: int(count) for wing, count in rows}
+    context = readable(store._context)
+    if not context.metadata_sealed:
+        rows = context.connection.execute(
+            "SELECT wing, count(*) FROM drawers WHERE substr(wing, 1, ?) = ? GROUP BY wing ORDER BY wing",
+            (len(DIARY_PREFIX), DIARY_PREFIX),
+        )
+        return {str(wing)[len(DIARY_PREFIX) :]: int(count) for wing, count in rows}
+    # Sealed: the wing column holds blind values (no prefix match), so every wing is named and filtered here.
+    counts = context.connection.execute("SELECT wing, count(*) FROM drawers GROUP BY wing").fetchall()
+    named = sorted((label_name(context, "wing", str(wing)), int(count)) for wing, count in counts)
+    return {wing[len(DIARY_PREFIX) :]: count for wing, count in named if wing.startswith(DIARY_PREFIX)}

@@ -1,7 +1,8 @@
 """Tunnels: labelled cross-wing links (create, list, follow to the far wing's drawers, delete, traverse).
 
-A tunnel row keeps its two ends (wing, optional room) in the clear — wings and rooms are clear labels on
-drawers too — and its label sealed under ``kg/{id}`` in a sealed vault. Rows are HMAC-tagged
+A tunnel row keeps its two ends (wing, optional room) as label columns — the names on an hmac-only vault,
+their blind values on a sealed one, whose meta (ends and time) is sealed under ``surface/{id}/meta`` — and its
+label sealed under ``kg/{id}`` in a sealed vault. Rows are HMAC-tagged
 (``tunnel/<id>``) and every create and delete appends an audit record; a delete's record
 (``tunneldel/<id>``) is keyed over the deleted row's tag, so a row present after its recorded deletion is a
 verify finding. The quarantine wing can be neither end.
@@ -21,6 +22,7 @@ from undercroft_core.vocabulary import QUARANTINE_WING, names_quarantine_wing
 from undercroft_vault import AuditRow, Domain, IntegrityFailure, compute_tag, constant_time_equal
 
 from undercroft_store.kernel._internal.context import VaultContext
+from undercroft_store.kernel._internal.meta_at_rest import open_surface_meta, seal_surface_meta, stored_label
 from undercroft_store.kernel._internal.read_door import audited_read
 from undercroft_store.kernel._internal.transaction import audited, open_blind, readable
 from undercroft_store.memory.kg.errors import FactTampered, InvalidSurfaceInput, SurfaceNotFound
@@ -36,6 +38,7 @@ __all__ = [
     "follow_tunnel",
     "list_tunnels",
     "traverse",
+    "tunnel_columns",
     "tunnel_tag",
 ]
 
@@ -66,6 +69,18 @@ def tunnel_tag(context: VaultContext, tunnel_id: str, meta: bytes, label: bytes)
     return compute_tag(context.keys, f"tunnel/{tunnel_id}", meta, label)
 
 
+def tunnel_columns(
+    context: VaultContext, from_wing: str, from_room: str | None, to_wing: str, to_room: str | None
+) -> tuple[str | None, ...]:
+    """The four end columns as stored: the names on hmac-only, their blind values on a sealed vault."""
+    return (
+        stored_label(context, "wing", from_wing),
+        stored_label(context, "room", from_room),
+        stored_label(context, "wing", to_wing),
+        stored_label(context, "room", to_room),
+    )
+
+
 def _end(wing: object, room: object, what: str) -> tuple[str, str | None]:
     try:
         checked_wing = validate_name(wing, what=f"{what} wing")
@@ -84,6 +99,7 @@ def _verified(context: VaultContext, row: tuple[object, ...]) -> Tunnel:
         raise FactTampered(f"tunnel {tunnel_id} in vault {context.vault_id!r} fails its HMAC tag")
     try:
         plain = context.sealer.open(Domain.kg_object(tunnel_id), label) if context.sealed else label
+        meta = open_surface_meta(context, tunnel_id, meta)
     except IntegrityFailure as error:
         raise FactTampered(f"tunnel {tunnel_id} in vault {context.vault_id!r} does not open: {error}") from None
     document = json.loads(meta)
@@ -126,11 +142,12 @@ def create_tunnel(
         ).encode("utf-8")
         plain = label.strip().encode("utf-8")
         stored = context.sealer.seal(Domain.kg_object(tunnel_id), plain) if context.sealed else plain
+        meta = seal_surface_meta(context, tunnel_id, meta)  # sealed vault: the ends and time sealed too
         tag = tunnel_tag(context, tunnel_id, meta, stored)
         context.connection.execute(
             "INSERT INTO tunnels (id, from_wing, from_room, to_wing, to_room, meta_json, label, tag) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (tunnel_id, start[0], start[1], end[0], end[1], meta, stored, tag),
+            (tunnel_id, *tunnel_columns(context, start[0], start[1], end[0], end[1]), meta, stored, tag),
         )
         records.append(AuditRow(f"tunnel/{tunnel_id}", tag, at))
     return Tunnel(tunnel_id, start[0], start[1], end[0], end[1], label.strip(), at)
@@ -142,8 +159,10 @@ def list_tunnels(store: VaultStore, *, wing: str | None = None) -> list[Tunnel]:
     if wing is None:
         rows = context.connection.execute(f"{_SELECT} ORDER BY rowid").fetchall()
     else:
+        # A sealed vault's end columns hold blind values (a row written before the migration: the name).
+        ends = (str(stored_label(context, "wing", wing)), wing)
         rows = context.connection.execute(
-            f"{_SELECT} WHERE from_wing = ? OR to_wing = ? ORDER BY rowid", (wing, wing)
+            f"{_SELECT} WHERE from_wing IN (?, ?) OR to_wing IN (?, ?) ORDER BY rowid", (*ends, *ends)
         ).fetchall()
     return [_verified(context, row) for row in rows]
 

@@ -6,8 +6,9 @@ members whose own day falls in the applied window — ``content_date``, else the
 `undercroft_core.language.drawer_anchor` reads), or a time mention resolved when it was written — join the
 cut, best cosine first, at most the hydration size of them.
 
-The days come from the clear metadata (``meta_json``, inside the HMAC envelope but not sealed), read by one
-SQL scan into a RAM interval table (`DatedIndex`) kept per store generation, so a second windowed search
+The days come from the metadata (``meta_json``, inside the HMAC envelope): on an hmac-only vault one SQL
+scan, on a sealed vault the handle's RAM metadata cache (`kernel._internal.meta_cache`, each blob opened
+once), into a RAM interval table (`DatedIndex`) kept per store generation, so a second windowed search
 costs a numpy filter. Nothing here is evidence of integrity: every candidate is hydrated through the
 verified path and the engine re-reads its mentions live (under the request's conventions) before the window
 keeps or promotes it.
@@ -23,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 from undercroft_core.language import WhenWindow
 
+from undercroft_store.kernel._internal.meta_cache import opened_metas
 from undercroft_store.kernel._internal.transaction import readable
 from undercroft_store.store import VaultStore
 
@@ -60,6 +62,19 @@ def _spans(seq: int, anchor: object, mentions: object) -> Iterable[tuple[int, np
             yield seq, first, last
 
 
+def _days(seq: int, meta: bytes) -> tuple[int, object, object]:
+    """``_DAYS_SQL``'s row for one opened meta: seq, the anchor day's source, the mentions as JSON text."""
+    try:
+        document = json.loads(meta)
+    except ValueError:
+        return seq, None, None
+    if not isinstance(document, dict):
+        return seq, None, None
+    anchor = document.get("content_date") or document.get("filed_at")
+    mentions = document.get("time_mentions")
+    return seq, anchor, json.dumps(mentions) if isinstance(mentions, list) else None
+
+
 class DatedIndex:
     """Every drawer's dated spans (its anchor day, its stored mentions) as numpy arrays, per store generation."""
 
@@ -75,7 +90,11 @@ class DatedIndex:
         generation = store.generation
         if generation == self._generation:
             return
-        rows = readable(store._context).connection.execute(_DAYS_SQL).fetchall()
+        context = readable(store._context)
+        if context.metadata_sealed:  # the dates are inside each sealed meta blob: the handle's RAM cache
+            rows = [_days(seq, meta) for seq, meta in sorted(opened_metas(context, generation).items())]
+        else:
+            rows = context.connection.execute(_DAYS_SQL).fetchall()
         spans = [span for seq, anchor, mentions in rows for span in _spans(int(seq), anchor, mentions)]
         self._seqs = np.fromiter((span[0] for span in spans), dtype=np.int64, count=len(spans))
         self._starts = np.array([span[1] for span in spans], dtype="datetime64[D]")

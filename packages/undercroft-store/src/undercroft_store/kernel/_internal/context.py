@@ -10,7 +10,7 @@ from pathlib import Path
 
 from undercroft_core.drawer import Drawer
 from undercroft_core.embedder import Embedder
-from undercroft_vault import Manifest, Sealer, VaultKeys
+from undercroft_vault import BlindIndex, Manifest, Sealer, VaultKeys
 
 from undercroft_store.kernel._internal.vault_lock import VaultLock
 
@@ -51,6 +51,16 @@ class VaultContext:
     # seq -> (keys, the row's verified bytes, the drawer they gave): a batched read of bytes identical to bytes
     # already verified under the same keys serves the same drawer without re-deriving it (`hydration`).
     verified_rows: dict[int, tuple[VaultKeys, tuple[str, bytes, bytes, bytes], Drawer]] = field(default_factory=dict)
+    # The blind-index secret (sealed vaults: opened once, wiped at close) and the label memos
+    # (`meta_at_rest`): name -> blind value, and the reverse for the names this handle has seen.
+    metadata_sealed: bool = False  # meta.metadata = sealed-v1: blind labels + sealed meta (`meta_at_rest`)
+    blind: BlindIndex | None = None
+    label_memo: dict[tuple[str, str], str] = field(default_factory=dict)
+    label_names: dict[tuple[str, str], str] = field(default_factory=dict)
+    registry: dict[tuple[str, str], str] | None = None  # the stored label registry as last read (None: not yet)
+    # seq -> (tag, opened meta) of every row, per generation (`meta_cache`): sealed metadata decrypted once.
+    meta_cache: dict[int, tuple[bytes, bytes]] = field(default_factory=dict)
+    meta_cache_generation: int | None = None
     scope_index_checked: bool = False  # the per-handle scope-index guard ran clean (`_internal/structure.py`)
     closed: bool = False
     lock: VaultLock | None = None  # the vault directory lock this context holds until it closes

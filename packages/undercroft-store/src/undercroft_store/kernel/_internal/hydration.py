@@ -29,6 +29,7 @@ from undercroft_vault import Domain, IntegrityFailure, compute_tag, constant_tim
 
 from undercroft_store.errors import RecordTampered
 from undercroft_store.kernel._internal.context import VaultContext
+from undercroft_store.kernel._internal.meta_cache import opened_meta
 from undercroft_store.kernel._internal.reading import SERVED_COLUMNS, check_served, report_tamper, served_row
 
 __all__ = ["BATCH_ROWS", "hydrate_many", "trusted_drawer"]
@@ -151,7 +152,9 @@ def trusted_drawer(drawer_id: str, content: str, meta: bytes) -> Drawer:
     return _build(Drawer, values)
 
 
-def _verified(context: VaultContext, drawer_id: str, meta: bytes, content: bytes, tag: bytes) -> Drawer:
+def _verified(
+    context: VaultContext, drawer_id: str, meta: bytes, content: bytes, tag: bytes, seq: int | None = None
+) -> Drawer:
     expected = compute_tag(context.keys, drawer_id, meta, content)
     if not constant_time_equal(expected, tag):
         report_tamper(context, drawer_id, meta)
@@ -160,7 +163,7 @@ def _verified(context: VaultContext, drawer_id: str, meta: bytes, content: bytes
         )
     try:
         plain = context.sealer.open(Domain.content(drawer_id), content) if context.sealed else content
-        return trusted_drawer(drawer_id, plain.decode("utf-8"), meta)
+        return trusted_drawer(drawer_id, plain.decode("utf-8"), opened_meta(context, seq, drawer_id, meta, tag))
     except (IntegrityFailure, ValueError) as error:  # UnicodeDecodeError is a ValueError
         report_tamper(context, drawer_id, meta)
         raise RecordTampered(
@@ -182,7 +185,7 @@ def _verified_once(context: VaultContext, seq: int, row: tuple[str, bytes, bytes
     held = context.verified_rows.get(seq)
     if held is not None and held[0] is context.keys and held[1] == row:
         return held[2]
-    drawer = _verified(context, *row)
+    drawer = _verified(context, *row, seq=seq)
     if len(context.verified_rows) >= VERIFIED_ROWS:
         context.verified_rows.clear()
     context.verified_rows[seq] = (context.keys, row, drawer)

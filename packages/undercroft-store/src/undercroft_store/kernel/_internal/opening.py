@@ -57,6 +57,7 @@ from undercroft_store.errors import (
 )
 from undercroft_store.kernel._internal.context import VaultContext, utc_now
 from undercroft_store.kernel._internal.heals import record_heal_in_transaction
+from undercroft_store.kernel._internal.meta_at_rest import METADATA_KEY, METADATA_SEALED
 from undercroft_store.kernel._internal.sqlite import connect_read_only, connect_writable
 from undercroft_store.kernel._internal.vault_lock import VaultLock, lock_shared
 from undercroft_store.kernel.schema import check_schema, create_schema, schema_version
@@ -95,6 +96,8 @@ def create_vault_files(
                 "blind_secret": BlindIndex.generate().seal(sealer),
                 "append_counter": b"0",
             }
+            if level == "sealed":
+                rows[METADATA_KEY] = METADATA_SEALED
             connection.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", list(rows.items()))
             connection.execute("INSERT INTO chain_meta (id, head, height) VALUES (1, ?, 0)", (GENESIS,))
             connection.execute("COMMIT")
@@ -240,6 +243,7 @@ def _open_connected(
             force_embedder=force_embedder,
             unhealed=unhealed,
             embed_failures_at_open=embedder.embed_failures,
+            metadata_sealed=manifest.level == "sealed" and _meta(connection, METADATA_KEY) == METADATA_SEALED,
         )
         if state.outcome is RotationOutcome.COMMITTED and not read_only:
             promoted = "a committed key rotation's staged manifest (vault.json.next) was promoted"
@@ -343,5 +347,12 @@ def wipe_quietly(context: VaultContext) -> None:
         context.connection.close()
     context.keys.wipe()
     context.verified_rows.clear()  # no plaintext drawer outlives the handle
+    context.meta_cache.clear()
+    context.label_memo.clear()
+    context.label_names.clear()
+    context.registry = None
+    if context.blind is not None:
+        context.blind.wipe()
+        context.blind = None
     if context.lock is not None:
         context.lock.release()  # after the connection: no handle of this context outlives the lock

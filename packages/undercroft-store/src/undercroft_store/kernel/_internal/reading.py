@@ -33,6 +33,7 @@ from undercroft_vault import Domain, IntegrityFailure, compute_tag, constant_tim
 
 from undercroft_store.errors import RecordTampered
 from undercroft_store.kernel._internal.context import VaultContext
+from undercroft_store.kernel._internal.meta_at_rest import open_meta, stored_labels
 
 __all__ = [
     "DRAWER_COLUMNS",
@@ -97,7 +98,7 @@ def verified_drawer(context: VaultContext, drawer_id: str, meta: bytes, content:
         raise RecordTampered(f"record {drawer_id} in vault {context.vault_id!r} fails its HMAC tag: {_FIX}")
     try:
         plain = context.sealer.open(Domain.content(drawer_id), content) if context.sealed else content
-        return Drawer.from_at_rest(drawer_id, plain.decode("utf-8"), meta)
+        return Drawer.from_at_rest(drawer_id, plain.decode("utf-8"), open_meta(context, drawer_id, meta))
     except (IntegrityFailure, InvalidInput, UnicodeDecodeError) as error:
         report_tamper(context, drawer_id, meta)
         raise RecordTampered(
@@ -122,8 +123,9 @@ def _encoded(value: str | None) -> bytes | None:
 
 
 def _check_mirrors(context: VaultContext, drawer: Drawer, row: Sequence[Any]) -> None:
+    # On a sealed vault the columns hold blind values: the covered names are blinded and compared.
     stored = tuple(None if value is None else bytes(value) for value in row[5:9])
-    covered = (_encoded(drawer.wing), _encoded(drawer.room), _encoded(drawer.kind), _encoded(drawer.supersedes))
+    covered = tuple(_encoded(value) for value in stored_labels(context, drawer))
     if stored != covered:
         report_tamper(context, drawer.id, bytes(row[2]))
         drifted = [

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from undercroft_vault import AuditRow, VaultKeys, compute_tag, constant_time_equal
@@ -56,8 +56,19 @@ def policy_tag(keys: VaultKeys, wing: str, room: str, max_age: int, at: str) -> 
     return compute_tag(keys, policy_label(wing, room), _covered(max_age, at), b"")
 
 
-def retention_findings(connection: sqlite3.Connection, keys: VaultKeys, rows: Sequence[AuditRow]) -> list[str]:
-    """The policy leg, both directions: each row verifies and is its scope's newest record; none is missing."""
+def _as_found(label: str) -> str:
+    return label
+
+
+def retention_findings(
+    connection: sqlite3.Connection,
+    keys: VaultKeys,
+    rows: Sequence[AuditRow],
+    named: Callable[[str], str] = _as_found,
+) -> list[str]:
+    """The policy leg, both directions: each row verifies and is its scope's newest record; none is missing.
+
+    `named` shows a label with its names (a sealed vault's rows and labels carry blind values)."""
     newest: dict[str, tuple[int, AuditRow]] = {}
     cleared: dict[str, int] = {}
     for position, row in enumerate(rows):
@@ -73,12 +84,12 @@ def retention_findings(connection: sqlite3.Connection, keys: VaultKeys, rows: Se
         present.add(label)
         recorded = newest.get(label)
         if not constant_time_equal(policy_tag(keys, wing, room, int(max_age), at), bytes(tag)):
-            findings.append(f"{label}: the row fails its HMAC tag")
+            findings.append(f"{named(label)}: the row fails its HMAC tag")
         elif recorded is None or cleared.get(label, -1) > recorded[0]:
-            findings.append(f"{label}: the row was never recorded, or was cleared after it was set")
+            findings.append(f"{named(label)}: the row was never recorded, or was cleared after it was set")
         elif not constant_time_equal(recorded[1].tag, bytes(tag)):
-            findings.append(f"{label}: the row is not its scope's newest assignment (an older row written back)")
+            findings.append(f"{named(label)}: the row is not its scope's newest assignment (an older row written back)")
     for label, (position, _row) in newest.items():
         if label not in present and cleared.get(label, -1) < position:
-            findings.append(f"{label}: a recorded assignment whose row is gone with no later clear")
+            findings.append(f"{named(label)}: a recorded assignment whose row is gone with no later clear")
     return findings

@@ -19,16 +19,17 @@ records (``seq``), the covered ``chunk_index`` of every live append drawer (the 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
 from undercroft_vault import AuditRow
 
-from undercroft_store.errors import IndexDamaged
+from undercroft_store.errors import IndexDamaged, RecordTampered
 from undercroft_store.kernel._internal.context import VaultContext
 
 __all__ = [
     "counter_finding",
+    "finding_names",
     "guard_scope_index",
     "order_findings",
     "read_counter",
@@ -55,8 +56,14 @@ def sqlite_findings(connection: sqlite3.Connection, *, deep: bool) -> list[str]:
     return [] if lines == ["ok"] else lines
 
 
-def scope_index_findings(connection: sqlite3.Connection) -> list[str]:
-    """Each wing and (wing, room) as the scope index answers it, against a scan of the table itself."""
+def _as_stored(_field: str, value: str) -> str:
+    return value
+
+
+def scope_index_findings(connection: sqlite3.Connection, named: Callable[[str, str], str] = _as_stored) -> list[str]:
+    """Each wing and (wing, room) as the scope index answers it, against a scan of the table itself.
+
+    `named` turns a stored label into the name a finding shows (a sealed vault stores blind values)."""
     try:
         table = {(str(w), str(r)): (int(n), float(s)) for w, r, n, s in connection.execute(_TABLE_GROUPS)}
         wings: dict[str, tuple[int, float]] = {}
@@ -64,12 +71,13 @@ def scope_index_findings(connection: sqlite3.Connection) -> list[str]:
             held = wings.get(wing, (0, 0.0))
             wings[wing] = (held[0] + count, held[1] + total)
         findings = [
-            f"drawers_scope answers wing {wing!r} room {room!r} with {got[0]} row(s), the table holds {want[0]}"
+            f"drawers_scope answers wing {named('wing', wing)!r} room {named('room', room)!r} with {got[0]} "
+            f"row(s), the table holds {want[0]}"
             for (wing, room), want in table.items()
             if (got := _answer(connection, _INDEX_PAIR, (wing, room))) != want
         ]
         findings += [
-            f"drawers_scope answers wing {wing!r} with {got[0]} row(s), the table holds {want[0]}"
+            f"drawers_scope answers wing {named('wing', wing)!r} with {got[0]} row(s), the table holds {want[0]}"
             for wing, want in wings.items()
             if (got := _answer(connection, _INDEX_WING, (wing,))) != want
         ]
@@ -87,6 +95,19 @@ def _answer(connection: sqlite3.Connection, sql: str, params: tuple[str, ...]) -
     return int(count), float(total)
 
 
+def finding_names(context: VaultContext) -> Callable[[str, str], str]:
+    """A finding's namer: the label's name when a verified row gives it, else the stored value as found."""
+    from undercroft_store.kernel._internal.meta_at_rest import label_name  # local: it imports the context only
+
+    def named(field: str, value: str) -> str:
+        try:
+            return label_name(context, field, value)
+        except (KeyError, RecordTampered):
+            return value
+
+    return named
+
+
 def guard_scope_index(context: VaultContext) -> None:
     """Once per handle, before its first scoped read: refuse (`IndexDamaged`, exit 2) a damaged scope index.
 
@@ -96,7 +117,7 @@ def guard_scope_index(context: VaultContext) -> None:
     """
     if context.scope_index_checked:
         return
-    findings = scope_index_findings(context.connection)
+    findings = scope_index_findings(context.connection, finding_names(context))
     if findings:
         raise IndexDamaged(
             f"vault {context.vault_id!r}: the drawers_scope index disagrees with the drawer table, so a scoped "

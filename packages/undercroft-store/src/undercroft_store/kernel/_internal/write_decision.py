@@ -23,6 +23,7 @@ from undercroft_vault import Domain, IntegrityFailure, compute_tag, constant_tim
 
 from undercroft_store.errors import InvalidDrawer, RecordTampered
 from undercroft_store.kernel._internal.context import VaultContext
+from undercroft_store.kernel._internal.meta_at_rest import open_meta
 from undercroft_store.kernel._internal.reading import report_tamper
 
 __all__ = ["LOOKUP_CHUNK", "Incoming", "StoredRow", "incoming", "is_unchanged", "stored_rows"]
@@ -107,10 +108,14 @@ def is_unchanged(context: VaultContext, item: Incoming, row: StoredRow) -> bool:
     drawer_id = item.drawer.id
     if not constant_time_equal(compute_tag(context.keys, drawer_id, row.meta, row.content), row.tag):
         raise _tampered(context, drawer_id, row.meta, "fails its HMAC tag")
-    stored = _parsed(context, drawer_id, row.meta)
+    try:
+        meta = open_meta(context, drawer_id, row.meta)
+    except IntegrityFailure as error:
+        raise _tampered(context, drawer_id, row.meta, f"verifies but its meta does not open ({error})") from None
+    stored = _parsed(context, drawer_id, meta)
     if (
         row.fingerprint == item.fingerprint  # a pre-filter only: the fingerprint is outside the tag
-        and (row.meta == item.meta or _same_meta(stored, item.meta))
+        and (meta == item.meta or _same_meta(stored, item.meta))
         and _same_content(context, drawer_id, row, item.plain)
     ):
         return True

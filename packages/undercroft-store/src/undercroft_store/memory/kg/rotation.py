@@ -15,8 +15,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Final, Protocol
 
-from undercroft_vault import Domain, Sealer, VaultKeys, compute_tag, constant_time_equal
+from undercroft_vault import Domain, IntegrityFailure, Sealer, VaultKeys, compute_tag, constant_time_equal
 
+from undercroft_store.kernel._internal import meta_at_rest
 from undercroft_store.memory.kg.errors import FactTampered
 from undercroft_store.memory.kg.facts import at_rest_payload
 
@@ -51,6 +52,10 @@ class RekeyingLike(Protocol):
     @property
     def new_sealer(self) -> Sealer:
         """Seals the moved blobs."""
+
+    @property
+    def metadata_sealed(self) -> bool:
+        """True when the vault's metadata is at rest sealed (`kernel._internal.meta_at_rest`)."""
 
 
 def _check(r: RekeyingLike, label: str, meta: bytes, body: bytes, tag: bytes) -> None:
@@ -97,8 +102,16 @@ def reseal_tunnels(r: RekeyingLike) -> Rekeyed:
     for tunnel_id, label, meta, tag in r.connection.execute("SELECT id, label, meta_json, tag FROM tunnels"):
         _check(r, f"tunnel/{tunnel_id}", bytes(meta), bytes(label), bytes(tag))
         moved = _move(r, bytes(label), Domain.kg_object(tunnel_id))
-        new_tag = compute_tag(r.new_keys, f"tunnel/{tunnel_id}", bytes(meta), moved)
-        r.connection.execute("UPDATE tunnels SET label = ?, tag = ? WHERE id = ?", (moved, new_tag, tunnel_id))
+        stored = bytes(meta)
+        if r.metadata_sealed:  # the ends and time, sealed under surface/{id}/meta
+            try:
+                stored = meta_at_rest.reseal_surface_meta(r.old_sealer, r.new_sealer, tunnel_id, stored)
+            except IntegrityFailure as error:
+                raise FactTampered(f"tunnel {tunnel_id}: its sealed meta does not open ({error})") from None
+        new_tag = compute_tag(r.new_keys, f"tunnel/{tunnel_id}", stored, moved)
+        r.connection.execute(
+            "UPDATE tunnels SET meta_json = ?, label = ?, tag = ? WHERE id = ?", (stored, moved, new_tag, tunnel_id)
+        )
         out.append((f"tunnel/{tunnel_id}", new_tag))
     return out
 

@@ -19,12 +19,14 @@ from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_vault import AuditRow, IntegrityFailure, constant_time_equal
 
 from undercroft_store.kernel._internal.context import VaultContext
+from undercroft_store.kernel._internal.meta_at_rest import open_meta, stored_label
 from undercroft_store.memory.kg._internal.rows import open_entity_name, verified_fact
 from undercroft_store.memory.kg.errors import FactTampered
 from undercroft_store.memory.kg.facts import MIRROR_COLUMNS, mirrors_of
 from undercroft_store.memory.kg.receipts import check_receipts
 from undercroft_store.memory.supersession import supersession_tag
 from undercroft_store.memory.tunnels import _verified as verified_tunnel
+from undercroft_store.memory.tunnels import tunnel_columns
 
 __all__ = ["SurfaceVerdict", "check_surfaces"]
 
@@ -103,10 +105,11 @@ _SUPERSEDING = """SELECT d.id, d.meta_json, s.superseded_id FROM drawers d
 
 def _supersession_gaps(context: VaultContext) -> list[str]:
     gaps: list[str] = []
-    for drawer_id, meta, linked in context.connection.execute(_SUPERSEDING, (QUARANTINE_WING,)):
+    quarantine = stored_label(context, "wing", QUARANTINE_WING)
+    for drawer_id, meta, linked in context.connection.execute(_SUPERSEDING, (quarantine,)):
         try:
-            document = json.loads(bytes(meta))
-        except ValueError:
+            document = json.loads(open_meta(context, str(drawer_id), bytes(meta)))
+        except (ValueError, IntegrityFailure):
             continue  # not a drawer record: its HMAC leg fails it
         named = document.get("supersedes") if isinstance(document, dict) else None
         if named is None or linked == named:
@@ -148,7 +151,9 @@ def check_surfaces(context: VaultContext, rows: list[AuditRow]) -> SurfaceVerdic
         bad = False
         try:
             tunnel = verified_tunnel(context, tunnel_row[:4])
-            if tuple(tunnel_row[4:]) != (tunnel.from_wing, tunnel.from_room, tunnel.to_wing, tunnel.to_room):
+            ends = (tunnel.from_wing, tunnel.from_room, tunnel.to_wing, tunnel.to_room)
+            legacy = bytes(tunnel_row[1]).startswith(b"{")  # written in the clear, before the migration
+            if tuple(tunnel_row[4:]) != (ends if legacy else tunnel_columns(context, *ends)):
                 verdict.mirror_drift.append(f"tunnel {tunnel.id}")
         except (FactTampered, IntegrityFailure):
             verdict.tampered.append(f"tunnel {tunnel_row[0]}")
