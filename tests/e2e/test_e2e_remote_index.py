@@ -37,11 +37,12 @@ def test_push_a_sealed_vault_to_chroma_and_search_through_it(tmp_path: Path, chr
     assert found.returncode == 0 and "Quokkas were the mascot of the 2024 offsite." in found.stdout, found.stderr
     with sqlite3.connect(home / "vaults" / "e2e" / "vault.db") as raw:
         records = [r for (r,) in raw.execute("SELECT record_id FROM audit") if r.startswith("egress/")]
-        # A bit flipped in the drawer the mirror will propose: the search through it is an integrity verdict.
-        [(drawer_id, content)] = raw.execute("SELECT id, content FROM drawers WHERE wing = 'team'").fetchall()
-        flipped = bytearray(content)
-        flipped[20] ^= 0x01
-        raw.execute("UPDATE drawers SET content = ? WHERE id = ?", (bytes(flipped), drawer_id))
+        # A bit flipped in every drawer (the wing column of a sealed vault is a blind value an offline editor
+        # cannot aim by name), so the one the mirror proposes is tampered: the search through it is a verdict.
+        for drawer_id, content in raw.execute("SELECT id, content FROM drawers").fetchall():
+            flipped = bytearray(content)
+            flipped[20] ^= 0x01
+            raw.execute("UPDATE drawers SET content = ? WHERE id = ?", (bytes(flipped), drawer_id))
     assert records == ["egress/index-push"]
     tampered = _run(home, chroma_url, "search", "quokka mascot", "--vault", "e2e", "--backend", "chroma")
     assert tampered.returncode == 2 and "Quokkas" not in tampered.stdout, tampered.stderr

@@ -246,7 +246,8 @@ def list_trust(store: object) -> list[TrustAssignment]:
             + (f" (and {len(failures) - 1} more)" if len(failures) > 1 else "")
             + "; the trust floor refuses to decide (run undercroft verify)"
         )
-    return good
+    # By wing name: on a sealed vault the rows are keyed by blind values, whose order is the key's, not the name's.
+    return sorted(good, key=lambda assignment: assignment.wing)
 
 
 def trust_assignments(store: object) -> dict[str, str]:

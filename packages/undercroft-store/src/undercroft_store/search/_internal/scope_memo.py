@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 from undercroft_core.vocabulary import QUARANTINE_WING
 
+from undercroft_store.kernel._internal.meta_at_rest import stored_label
 from undercroft_store.kernel._internal.transaction import readable
 from undercroft_store.search._internal.change_feed import change_feed
 from undercroft_store.store import VaultStore
@@ -20,10 +21,12 @@ _Key = tuple[str | None, str | None, str | None, bool]
 _PATCH_MAX: Final = 2_000
 
 
-def _admits(key: _Key, wing: str, room: str, kind: str | None) -> bool:
-    """Whether a row with these clear columns is in the scope ``key`` (`VaultStore.scope_seqs`'s clauses)."""
+def _admits(key: _Key, wing: str, room: str, kind: str | None, quarantine: str) -> bool:
+    """Whether a row with these stored columns is in the scope ``key`` (`VaultStore.scope_seqs`'s clauses).
+
+    ``key`` holds the stored forms (blind values on a sealed vault) and ``quarantine`` the review wing's."""
     want_wing, want_room, want_kind, include_quarantine = key
-    if want_wing is None and not include_quarantine and wing == QUARANTINE_WING:
+    if want_wing is None and not include_quarantine and wing == quarantine:
         return False
     return (
         (want_wing is None or wing == want_wing)
@@ -53,8 +56,16 @@ class ScopeMemo:
         if named is not None and answers and len(named) <= _PATCH_MAX:
             rows = self._rows(named)
             gone = np.fromiter(named, dtype=np.int64, count=len(named))
+            quarantine = str(stored_label(self._store._context, "wing", QUARANTINE_WING))
             for key, old in answers.items():
-                fresh = sorted(seq for seq, (wing, room, kind) in rows.items() if _admits(key, wing, room, kind))
+                wing_key, room_key, kind_key, with_queue = key
+                stored: _Key = (
+                    self._stored("wing", wing_key), self._stored("room", room_key), self._stored("kind", kind_key),
+                    with_queue,
+                )  # fmt: skip
+                fresh = sorted(
+                    seq for seq, (wing, room, kind) in rows.items() if _admits(stored, wing, room, kind, quarantine)
+                )
                 kept = old[~np.isin(old, gone)] if len(gone) else old
                 # fresh seqs were all removed from kept above: no repeats; appends (higher seqs) need no sort
                 patched = np.concatenate((kept, np.asarray(fresh, dtype=np.int64))) if fresh else kept.copy()
@@ -63,6 +74,10 @@ class ScopeMemo:
                 patched.setflags(write=False)
                 self._answers[key] = patched
         self._generation, self._position = generation, position
+
+    def _stored(self, column: str, value: str | None) -> str | None:
+        """A label as the column stores it (its blind value on a sealed vault): what the rows are compared with."""
+        return None if value is None else str(stored_label(self._store._context, column, value))
 
     def _rows(self, seqs: set[int]) -> dict[int, tuple[str, str, str | None]]:
         connection = readable(self._store._context).connection
