@@ -1,6 +1,6 @@
 """The admin console at /ui in real headless Chromium (Debian's package, driven by Playwright) against a live
 ``undercroft serve-http``: every tab, a diverted save, an XSS-shaped drawer, a tampered vault's incident banner,
-assertion mode, and no request leaving the origin. Screenshots of each tab go to ``$UNDERCROFT_ARTIFACTS``
+assertion mode, and no request leaving the origin. Screenshots of each tab go to ``$ARTIFACTS_DIR``
 (default: a temporary directory) — CI keeps them; they are never committed.
 """
 
@@ -66,7 +66,7 @@ def home(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def shots(tmp_path: Path) -> Path:
-    root = Path(os.environ.get("UNDERCROFT_ARTIFACTS", tmp_path / "artifacts")) / "console"
+    root = Path(os.environ.get("ARTIFACTS_DIR", tmp_path / "artifacts")) / "console"
     root.mkdir(parents=True, exist_ok=True)
     return root
 
