@@ -78,7 +78,7 @@ def _baseline_verify(store: object) -> Callable[[], object]:
     def run() -> object:
         saved = verify_module.sqlite_findings, verify_module.scope_index_findings
         verify_module.sqlite_findings = lambda connection, *, deep: []  # type: ignore[assignment]
-        verify_module.scope_index_findings = lambda connection: []  # type: ignore[assignment]
+        verify_module.scope_index_findings = lambda connection, named=None: []  # type: ignore[assignment]
         try:
             return store.verify()  # type: ignore[attr-defined]
         finally:
