@@ -97,6 +97,7 @@ def build(session: nox.Session) -> None:
                 "pip",
                 "install",
                 "--quiet",
+                "--no-cache",  # a cached wheel of the same name and version (an earlier build) must not stand in
                 "--python",
                 str(python),
                 "--find-links",
