@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "packages" / "undercroft-cli" / "tests" / "http"))
-from _live_server import LiveServer, palace_env, undercroft  # noqa: E402 -- the suite's own server harness
+sys.path.insert(0, str(ROOT / "tests"))
+from live_server import LiveServer, palace_env, undercroft  # noqa: E402 -- the suite's own server harness
 
 VAULTS = ("default", "tenant-1", "tenant-2", "tenant-3")
 LEVELS = (1, 8, 32)

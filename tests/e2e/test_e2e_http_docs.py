@@ -10,19 +10,17 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from live_server import PROGRAM, serving
 from undercroft_cli.http.routes import ROUTES
 
 pytestmark = pytest.mark.loopback
 
 ROOT = Path(__file__).resolve().parents[2]
-PROGRAM = Path(sys.executable).parent / "undercroft"
 TOKEN = "docs-bearer-" + "y" * 24
 _BLOCK = re.compile(r"```http\n(.*?)```", re.S)
 
@@ -64,17 +62,8 @@ def test_every_route_has_an_example_and_every_example_names_a_route() -> None:
 def test_the_examples_run_as_documented(tmp_path: Path) -> None:
     env = {"UNDERCROFT_HOME": str(tmp_path / "palace"), "UNDERCROFT_MCP_HTTP_TOKEN": TOKEN, "PATH": "/usr/bin:/bin"}
     assert subprocess.run([str(PROGRAM), "init"], env=env, capture_output=True, timeout=120).returncode == 0
-    process = subprocess.Popen([str(PROGRAM), "serve-http", "--port", "0"], env=env, stderr=subprocess.PIPE, text=True)
-    try:
-        assert process.stderr is not None
-        base = None
-        deadline = time.monotonic() + 90
-        while base is None and time.monotonic() < deadline:
-            line = process.stderr.readline()
-            match = re.search(r"on (http://127\.0\.0\.1:\d+) ", line)
-            base = match.group(1) if match else None
-            assert line or base, "serve-http exited before binding"
-        assert base is not None
+    with serving(env) as server:
+        base = server.url
         captured: dict[str, str] = {}
         with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as client:
             for status, captures, method, target, body in _examples():
@@ -85,6 +74,3 @@ def test_the_examples_run_as_documented(tmp_path: Path) -> None:
                 for name, path in captures.items():
                     value = _dig(reply.json(), path)
                     captured[name] = value if isinstance(value, str) else json.dumps(value)
-    finally:
-        process.terminate()
-        process.wait(30)

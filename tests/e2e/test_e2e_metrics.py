@@ -6,7 +6,6 @@ what was saved, searched or presented ever in the scrape. Plus the telemetry ext
 from __future__ import annotations
 
 import json
-import os
 import re
 import sqlite3
 import subprocess
@@ -16,11 +15,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from live_server import PROGRAM, LiveServer, palace_env
 from undercroft_cli.http.auth import mint_assertion
 
 pytestmark = pytest.mark.loopback
 
-PROGRAM = Path(sys.executable).parent / "undercroft"
 TOKEN = "metrics-bearer-" + "m" * 24
 SECRET = "metrics-assertion-secret"
 CONTENT = "zanzibar quokka marmalade"
@@ -28,23 +27,12 @@ QUERY = "periwinkle obelisk"
 
 
 def _env(home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("UNDERCROFT_")}
-    return {**env, "UNDERCROFT_HOME": str(home), "UNDERCROFT_MCP_HTTP_TOKEN": TOKEN, **extra}
+    return palace_env(home, UNDERCROFT_MCP_HTTP_TOKEN=TOKEN, **extra)
 
 
-def _serve(home: Path, **extra: str) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [str(PROGRAM), "serve-http", "--port", "0"], env=_env(home, **extra), stderr=subprocess.PIPE, text=True
-    )
-    assert process.stderr is not None
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        line = process.stderr.readline()
-        match = re.search(r"on (http://127\.0\.0\.1:\d+) ", line)
-        if match:
-            return process, match.group(1)
-        assert line, "serve-http exited before binding"
-    raise AssertionError("serve-http did not bind")
+def _serve(home: Path, **extra: str) -> tuple[LiveServer, str]:
+    server = LiveServer(_env(home, **extra))
+    return server, server.url
 
 
 @pytest.fixture
@@ -73,8 +61,7 @@ def test_metrics_are_off_unless_declared(home: Path) -> None:
             assert client.get("/metrics").status_code == 404
         assert httpx.get(f"{base}/metrics", timeout=30).status_code == 401
     finally:
-        process.terminate()
-        process.wait(30)
+        process.stop()
 
 
 def test_the_scrape_counts_without_telling(home: Path) -> None:
@@ -100,8 +87,7 @@ def test_the_scrape_counts_without_telling(home: Path) -> None:
         for secret_word in (*CONTENT.split(), *QUERY.split(), drawer, TOKEN):
             assert secret_word not in text, secret_word
     finally:
-        process.terminate()
-        process.wait(30)
+        process.stop()
 
 
 def test_per_vault_gauges_are_suppressed_under_assertions(home: Path) -> None:
@@ -115,8 +101,7 @@ def test_per_vault_gauges_are_suppressed_under_assertions(home: Path) -> None:
             text = client.get("/metrics").text
         assert "tenant-zeta" not in text and 'vault="' not in text
     finally:
-        process.terminate()
-        process.wait(30)
+        process.stop()
 
 
 _BLOCKED = """
@@ -169,10 +154,8 @@ def test_json_logs_are_metadata_only(home: Path) -> None:
             connection.execute("UPDATE drawers SET tag = zeroblob(32) WHERE id = ?", (drawer,))
         assert client.get(f"/v1/vaults/acme/drawers/{drawer}").status_code == 409
         client.get("/v1/vaults", headers={"Authorization": "Bearer wrong"})
-    process.terminate()
-    assert process.stderr is not None
-    lines = [line for line in process.stderr.read().splitlines() if line.startswith("{")]
-    process.wait(30)
+    assert process.stop() == 0, process.log
+    lines = [line for line in process.log.splitlines() if line.startswith("{")]
     events = [json.loads(line) for line in lines]  # every structured line is one JSON object
     requests = [e for e in events if e["event"] == "http.request"]
     assert {"/v1/vaults/{id}/drawers", "/v1/vaults/{id}/search"} <= {e["route"] for e in requests}

@@ -12,15 +12,12 @@ ok, each vault holds exactly its acknowledged drawers, and once the server has s
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections import defaultdict
 from pathlib import Path
 
 import httpx
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _live_server import LiveServer, palace_env, undercroft, verify_all
+from live_server import LiveServer, palace_env, undercroft, verify_all
 
 pytestmark = pytest.mark.loopback
 
@@ -92,7 +89,8 @@ def test_thirty_two_clients_four_vaults_lose_nothing(tmp_path: Path) -> None:
                 stats = client.get(f"/v1/vaults/{vault}/stats").json()
                 assert stats["drawers"] == len(saved), stats  # and nothing else landed
     finally:
-        server.stop()
+        code = server.stop()
+    assert code == 0, server.log[-8000:]
     assert "Traceback" not in server.log, server.log[-8000:]
     assert "unexpected" not in server.log, server.log[-8000:]
     verdicts = verify_all(env, VAULTS)

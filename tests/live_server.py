@@ -1,9 +1,11 @@
 """A real ``undercroft serve-http`` subprocess on a loopback port, for the tests (and the benchmark) that need one.
 
-The program is the installed console script, started with ``--port 0``; the port is read from the line it
-prints on stderr once bound. Its stderr is drained by a thread for the whole run (a full pipe would stall the
-server), so a test can assert afterwards that no traceback and no unexpected failure was logged. ``stop``
-sends SIGINT — uvicorn's own graceful shutdown — and returns the exit code.
+The one harness every serve-http test and benchmark uses (tests/e2e, packages/undercroft-cli/tests/http,
+benchmarks/bench_http.py). The program is the installed console script, started with ``--port 0``; the port is
+read from the line it prints on stderr once bound. Its stderr is drained by a thread for the whole run (a full
+pipe would stall the server), so a test can assert afterwards that no traceback and no unexpected failure was
+logged. ``stop`` sends SIGTERM — an orderly stop: drained, closed, exit 0 — and returns the exit code;
+``serving`` is the context manager that also asserts that exit and a log free of tracebacks.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["PROGRAM", "LiveServer", "palace_env", "undercroft", "verify_all"]
+__all__ = ["PROGRAM", "LiveServer", "palace_env", "serving", "undercroft", "verify_all"]
 
 PROGRAM = Path(sys.executable).parent / "undercroft"
 
@@ -90,13 +94,25 @@ class LiveServer:
         """Everything the server wrote on stderr so far."""
         return "".join(self._lines)
 
-    def stop(self, timeout: float = 30) -> int:
-        """SIGINT (graceful shutdown: the lifespan closes every handle), then the exit code."""
+    def stop(self, timeout: float = 30, *, sig: signal.Signals = signal.SIGTERM) -> int:
+        """``sig`` (an orderly stop: the lifespan closes every handle), then the exit code."""
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
+            self.process.send_signal(sig)
             try:
                 self.process.wait(timeout)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(10)
         return self.process.returncode
+
+
+@contextmanager
+def serving(env: dict[str, str], *args: str) -> Iterator[LiveServer]:
+    """A started server for the ``with`` block; on the way out, SIGTERM must exit 0 with no traceback logged."""
+    server = LiveServer(env, *args)
+    try:
+        yield server
+    finally:
+        code = server.stop()
+    assert code == 0, f"serve-http exited {code} on SIGTERM:\n{server.log}"
+    assert "Traceback" not in server.log, server.log
