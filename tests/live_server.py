@@ -59,10 +59,18 @@ def verify_all(env: dict[str, str], vaults: list[str] | tuple[str, ...]) -> dict
 class LiveServer:
     """One serve-http process: ``url`` once started, ``log`` its stderr so far."""
 
-    def __init__(self, env: dict[str, str], *args: str) -> None:
-        """Start ``undercroft serve-http --port 0 *args`` and wait (≤ 60 s) until it says it is bound."""
+    def __init__(
+        self,
+        env: dict[str, str],
+        *args: str,
+        command: tuple[str, ...] = (str(PROGRAM), "serve-http", "--port", "0"),
+        bound: re.Pattern[str] = _BOUND,
+    ) -> None:
+        """Start ``undercroft serve-http --port 0 *args`` (or ``command``, bound when ``bound`` matches a line of
+        its stderr) and wait (≤ 60 s) until it says it is bound."""
+        self._bound_line = bound
         self.process = subprocess.Popen(
-            [str(PROGRAM), "serve-http", "--port", "0", *args],
+            [*command, *args],
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -77,14 +85,14 @@ class LiveServer:
         while not self._bound.wait(0.05):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.process.kill()
-                raise RuntimeError(f"serve-http did not start:\n{self.log}")
+                raise RuntimeError(f"{' '.join(command)} did not start:\n{self.log}")
         self.url = f"http://127.0.0.1:{self.port}"
 
     def _drain(self) -> None:
         assert self.process.stderr is not None
         for line in self.process.stderr:
             self._lines.append(line)
-            bound = _BOUND.search(line)
+            bound = self._bound_line.search(line)
             if bound is not None and not self._bound.is_set():
                 self.port = int(bound.group(1))
                 self._bound.set()

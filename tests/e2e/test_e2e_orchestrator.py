@@ -1,0 +1,227 @@
+"""Scenario D end to end: two real engines, a real orchestrator, tenants isolated, a judged live migration.
+
+Every process is a subprocess on loopback (engines: ``undercroft serve-http`` with their own palaces, bearers
+and assertion secrets; the control plane: ``undercroft-orchestrator serve``); every call is real HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from fleet import Fleet
+from stand_in import StandIn
+
+pytestmark = pytest.mark.loopback
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> Iterator[Fleet]:
+    running = Fleet(tmp_path)
+    try:
+        for name in ("a", "b"):
+            running.register(running.start_engine(name))
+        running.orchestrator = running.serve()
+        yield running
+    finally:
+        running.stop()
+
+
+def _export(fleet: Fleet, engine: str, vault: str) -> dict[str, dict[str, object]]:
+    """The vault's export from the engine itself, keyed by drawer id (the manifest under ``""``)."""
+    reply = fleet.engines[engine].v1("GET", f"/v1/vaults/{vault}/export", vault)
+    assert reply.status_code == 200, reply.text
+    lines = [json.loads(line) for line in reply.text.splitlines() if line.strip()]
+    records = {"": lines[0]}
+    for line in lines[1:]:
+        if "drawer" in line:
+            records[line["drawer"]["id"]] = line
+    return records
+
+
+def test_a_tenant_token_reaches_only_its_own_vault(fleet: Fleet) -> None:
+    assert fleet.orchestrator is not None
+    base = fleet.orchestrator.url
+    one = fleet.json("tenant-create", "one", "--instance", "a")
+    two = fleet.json("tenant-create", "two", "--instance", "a")
+    assert one["token"] != two["token"] and one["token"].startswith("uct_")
+    with fleet.tenant(base, one["token"]) as t1, fleet.tenant(base, two["token"]) as t2:
+        saved = t1.post("/drawers", json={"text": "the harbour key is under the blue stone", "wing": "ops"})
+        assert saved.status_code == 200, saved.text
+        drawer = saved.json()["id"]
+        tunnel = t1.post("/tunnels", json={"from": "ops", "to": "ops-b", "label": "l"})
+        assert t2.post("/drawers", json={"text": "tenant two writes its own note"}).status_code == 200
+        assert t1.post("/search", json={"query": "harbour key"}).json()["hits"][0]["id"] == drawer
+        # Every allowlisted shape with the other tenant's ids: tenant two never sees tenant one's vault.
+        assert t2.get(f"/drawers/{drawer}").status_code == 404
+        assert t2.put(f"/drawers/{drawer}", json={"text": "overwritten"}).status_code == 404
+        assert t2.delete(f"/drawers/{drawer}").status_code == 404
+        hits = t2.post("/search", json={"query": "harbour key blue stone"}).json()["hits"]
+        assert all(hit["id"] != drawer for hit in hits)
+        if tunnel.status_code in (200, 201):
+            tid = tunnel.json().get("id")
+            assert t2.get(f"/tunnels/{tid}/drawers").status_code in (404, 400)
+            assert t2.delete(f"/tunnels/{tid}").status_code in (404, 400)
+        assert t2.get("/stats").json()["drawers"] == 1
+        exported = t2.get("/export").text
+        assert "harbour" not in exported and "tenant two" in exported
+        assert t1.get(f"/drawers/{drawer}").json()["drawer"]["content"] == "the harbour key is under the blue stone"
+        # Not allowlisted: 404; an operator route: 404 naming it as one; no token or a wrong one: 401.
+        unlisted = ("/%2e%2e/%2e%2e/vaults", "/history/%2e%2e/stats", "/drawers%2f..%2fx", "/kg/authority", "/rotate")
+        for path in (*unlisted, "/", "/nonsense"):
+            assert t1.request("POST" if "authority" in path else "GET", path).status_code == 404, path
+        verify = t1.post("/verify")
+        assert verify.status_code == 404 and verify.json()["operator_route"] is True
+        assert "operator route" in verify.json()["detail"]
+        refused = httpx.get(f"{base}/t/stats", headers={"Authorization": "Bearer uct_not-a-token"})
+        assert refused.status_code == 401 and refused.json() == {"error": "unauthorized"}
+        assert refused.headers["www-authenticate"] == "Bearer"
+        assert httpx.get(f"{base}/t/stats").status_code == 401
+        assert (
+            httpx.get(f"{base}/admin/tenants", headers={"Authorization": f"Bearer {one['token']}"}).status_code == 401
+        )
+
+
+def test_migration_is_a_judged_copy_and_the_other_tenant_keeps_writing(fleet: Fleet) -> None:
+    assert fleet.orchestrator is not None
+    base = fleet.orchestrator.url
+    one = fleet.json("tenant-create", "one", "--instance", "a")
+    two = fleet.json("tenant-create", "two", "--instance", "a")
+    with fleet.tenant(base, one["token"]) as t1:
+        ids = [
+            t1.post("/drawers", json={"text": f"ledger entry {n} for tenant one", "wing": "books"}).json()["id"]
+            for n in range(25)
+        ]
+    before = _export(fleet, "a", "one")
+    written: list[str] = []
+    stop = threading.Event()
+
+    def keep_writing() -> None:
+        with fleet.tenant(base, two["token"]) as t2:
+            n = 0
+            while not stop.is_set():
+                reply = t2.post("/drawers", json={"text": f"tenant two keeps writing {n}"})
+                assert reply.status_code == 200, reply.text
+                written.append(reply.json()["id"])
+                n += 1
+
+    writer = threading.Thread(target=keep_writing)
+    writer.start()
+    try:
+        judgement = fleet.json("migrate", "one", "--to", "b")
+    finally:
+        stop.set()
+        writer.join(60)
+    assert judgement["agree"] is True and judgement["flipped"] is True and judgement["source_deleted"] is True
+    assert judgement["destination"]["records"] == judgement["manifest"]["drawers"] == 25
+    assert written, "tenant two wrote nothing during the migration"
+    after = _export(fleet, "b", "one")
+    assert set(after) == set(before) and set(ids) <= set(after)
+    for drawer in ids:  # restore is a copy, not a re-embed: the vectors are equal byte for byte
+        assert after[drawer]["embedding"] == before[drawer]["embedding"]
+        assert after[drawer]["drawer"]["content"] == before[drawer]["drawer"]["content"]
+    assert fleet.engines["a"].v1("GET", "/v1/vaults/one/stats", "one").status_code == 404  # the source is gone
+    with fleet.tenant(base, one["token"]) as t1:
+        assert t1.get("/stats").json()["drawers"] == 25
+        assert t1.post("/drawers", json={"text": "written after the move"}).status_code == 200
+    assert fleet.engines["b"].v1("GET", "/v1/vaults/one/stats", "one").json()["drawers"] == 26
+    assert fleet.engines["a"].v1("GET", "/v1/vaults/two/stats", "two").json()["drawers"] == len(written)
+    tenants = {t["id"]: t for t in fleet.json("tenant-list")["tenants"]}
+    assert tenants["one"]["instance"] == "b" and tenants["two"]["instance"] == "a"
+
+
+def test_a_destination_that_drops_a_record_stops_before_the_flip(fleet: Fleet) -> None:
+    assert fleet.orchestrator is not None
+    one = fleet.json("tenant-create", "one", "--instance", "a")
+    with fleet.tenant(fleet.orchestrator.url, one["token"]) as t1:
+        for n in range(6):
+            assert t1.post("/drawers", json={"text": f"evidence {n} that must survive"}).status_code == 200
+    with StandIn(fleet.engines["b"].url, drop_import_line=True) as lossy:
+        fleet.register(fleet.engines["b"], name="lossy", url=lossy.url)
+        stopped = fleet.cli("migrate", "one", "--to", "lossy")
+    assert stopped.returncode == 1, stopped.stderr
+    assert "stopped before the flip" in stopped.stderr and "destination holds 5 records" in stopped.stderr
+    tenants = {t["id"]: t for t in fleet.json("tenant-list")["tenants"]}
+    assert tenants["one"]["instance"] == "a" and tenants["one"]["migrating"] is False
+    assert fleet.engines["b"].v1("GET", "/v1/vaults/one/stats", "one").status_code == 404  # the partial copy is gone
+    with fleet.tenant(fleet.orchestrator.url, one["token"]) as t1:
+        assert t1.get("/stats").json()["drawers"] == 6
+        assert t1.post("/drawers", json={"text": "writes flow again"}).status_code == 200
+
+
+def test_an_engine_killed_mid_migration_leaves_the_tenant_on_its_source(fleet: Fleet) -> None:
+    assert fleet.orchestrator is not None
+    one = fleet.json("tenant-create", "one", "--instance", "a")
+    with fleet.tenant(fleet.orchestrator.url, one["token"]) as t1:
+        for n in range(6):
+            assert t1.post("/drawers", json={"text": f"record {n} of the source"}).status_code == 200
+    victim = fleet.engines["b"].server.process
+    with StandIn(fleet.engines["b"].url, kill_on_import=victim) as doomed:
+        fleet.register(fleet.engines["b"], name="doomed", url=doomed.url)
+        stopped = fleet.cli("migrate", "one", "--to", "doomed")
+    assert victim.poll() is not None, "the destination engine was not killed"
+    assert stopped.returncode == 1, stopped.stderr
+    assert "stopped before the flip" in stopped.stderr
+    tenants = {t["id"]: t for t in fleet.json("tenant-list")["tenants"]}
+    assert tenants["one"]["instance"] == "a"
+    with fleet.tenant(fleet.orchestrator.url, one["token"]) as t1:
+        assert t1.get("/stats").json()["drawers"] == 6
+    verdict = fleet.engines["a"].v1("POST", "/v1/vaults/one/verify", "one").json()
+    assert verdict["ok"] is True
+
+
+def test_a_read_replica_serves_the_data_plane_from_a_copied_state(fleet: Fleet, tmp_path: Path) -> None:
+    assert fleet.orchestrator is not None
+    one = fleet.json("tenant-create", "one", "--instance", "a")
+    copy = tmp_path / "replica" / "state.db"
+    copy.parent.mkdir()
+    shutil.copy(tmp_path / "orch" / "state.db", copy)
+    replica = fleet.serve("--read-replica", without=("UNDERCROFT_ORCH_ADMIN_TOKEN",), UNDERCROFT_ORCH_DB=str(copy))
+    try:
+        health = httpx.get(f"{replica.url}/healthz").json()
+        writer = httpx.get(f"{fleet.orchestrator.url}/healthz").json()
+        assert health["mode"] == "read-replica" and writer["mode"] == "writer"
+        assert health["last_write"] == writer["last_write"]
+        with fleet.tenant(replica.url, one["token"]) as t1:
+            assert t1.post("/drawers", json={"text": "through the replica"}).status_code == 200
+            assert t1.get("/stats").json()["drawers"] == 1
+        assert fleet.admin(replica.url).get("/tenants").status_code == 403
+        assert httpx.get(f"{replica.url}/ui").status_code == 403
+        rotated = fleet.json("tenant-rotate", "one")["token"]
+        with fleet.tenant(fleet.orchestrator.url, one["token"]) as old:
+            assert old.get("/stats").status_code == 401  # dead on the writer at once
+        with fleet.tenant(replica.url, one["token"]) as old:
+            assert old.get("/stats").status_code == 200  # the replica lags until the state is copied again
+        shutil.copy(tmp_path / "orch" / "state.db", copy)
+        with fleet.tenant(replica.url, one["token"]) as old, fleet.tenant(replica.url, rotated) as new:
+            assert old.get("/stats").status_code == 401
+            assert new.get("/stats").status_code == 200
+        assert httpx.get(f"{replica.url}/healthz").json()["last_write"] > health["last_write"]
+    finally:
+        assert replica.stop() == 0, replica.log
+
+
+def test_an_edited_state_row_is_refused_not_followed(fleet: Fleet, tmp_path: Path) -> None:
+    assert fleet.orchestrator is not None
+    one = fleet.json("tenant-create", "one", "--instance", "a")
+    fleet.json("tenant-create", "two", "--instance", "b")
+    with sqlite3.connect(tmp_path / "orch" / "state.db") as db:  # point tenant one at tenant two's vault
+        db.execute("UPDATE tenants SET vault = 'two', instance = 'b' WHERE id = 'one'")
+    with fleet.tenant(fleet.orchestrator.url, one["token"]) as t1:
+        refused = t1.get("/stats")
+    assert refused.status_code == 500 and refused.json()["class"] == "integrity", refused.text
+    assert "does not match its MAC" in refused.json()["detail"]
+    with sqlite3.connect(tmp_path / "orch" / "state.db") as db:  # move engine b's sealed credentials to a
+        sealed = db.execute("SELECT sealed FROM instances WHERE name = 'b'").fetchone()[0]
+        db.execute("UPDATE instances SET sealed = ? WHERE name = 'a'", (sealed,))
+    done = fleet.cli("ops", "two", "verify")
+    assert done.returncode == 0, done.stderr  # b itself is untouched
+    assert fleet.cli("instance-health", "a").returncode == 1
+    moved = fleet.admin(fleet.orchestrator.url).get("/instances/a/health")
+    assert moved.status_code == 500 and "do not open" in moved.json()["detail"]
