@@ -225,3 +225,32 @@ def test_an_edited_state_row_is_refused_not_followed(fleet: Fleet, tmp_path: Pat
     assert fleet.cli("instance-health", "a").returncode == 1
     moved = fleet.admin(fleet.orchestrator.url).get("/instances/a/health")
     assert moved.status_code == 500 and "do not open" in moved.json()["detail"]
+
+
+def test_the_operator_plane_relays_a_closed_vocabulary_and_exit_2_means_integrity(fleet: Fleet) -> None:
+    assert fleet.orchestrator is not None
+    one = fleet.json("tenant-create", "one", "--instance", "a")
+    with fleet.tenant(fleet.orchestrator.url, one["token"]) as t1:
+        drawer = t1.post("/drawers", json={"text": "a record an attacker will edit"}).json()["id"]
+        t1.post("/drawers", json={"text": "a second, untouched record"})
+    clean = fleet.cli("ops", "one", "verify")
+    assert clean.returncode == 0 and '"ok": true' in clean.stdout, clean.stderr
+    trusted = fleet.cli("ops", "one", "trust-set", "--body", '{"wing":"legal","trust":"trusted"}')
+    assert trusted.returncode == 0, trusted.stderr
+    assert "legal" in fleet.cli("ops", "one", "trust").stdout
+    assert fleet.cli("ops", "one", "anchor").returncode == 0
+    exported = fleet.cli("ops", "one", "export")
+    assert exported.returncode == 0 and exported.stdout.startswith('{"undercroft_manifest"')
+    admin = fleet.admin(fleet.orchestrator.url)
+    assert admin.post("/tenants/one/ops/verify").json()["ok"] is True
+    assert admin.get("/tenants/one/ops/drawers").status_code == 404  # drawer reads are not an operator op
+    assert admin.post("/tenants/one/ops/rotate").status_code == 404  # nor is key rotation
+    assert admin.get("/tenants/one/stats").json()["drawers"] == 2
+    database = fleet.engines["a"].home / "vaults" / "one" / "vault.db"
+    with sqlite3.connect(database) as db:  # a row edit beneath the engine
+        db.execute("UPDATE drawers SET tag = zeroblob(32) WHERE id = ?", (drawer,))
+    tampered = fleet.cli("ops", "one", "verify")
+    assert tampered.returncode == 2, (tampered.stdout, tampered.stderr)
+    assert admin.post("/tenants/one/ops/verify").json()["ok"] is False
+    log = admin.get("/log").json()["log"]
+    assert {"tenant-create", "instance-add"} <= {line["action"] for line in log}
