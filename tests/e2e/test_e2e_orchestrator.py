@@ -254,3 +254,33 @@ def test_the_operator_plane_relays_a_closed_vocabulary_and_exit_2_means_integrit
     assert admin.post("/tenants/one/ops/verify").json()["ok"] is False
     log = admin.get("/log").json()["log"]
     assert {"tenant-create", "instance-add"} <= {line["action"] for line in log}
+
+
+def test_the_metrics_listener_counts_without_naming_tenants(tmp_path: Path) -> None:
+    import socket
+
+    running = Fleet(tmp_path)
+    try:
+        running.register(running.start_engine("a"))
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        running.orchestrator = running.serve(UNDERCROFT_ORCH_METRICS_ADDR=f"127.0.0.1:{port}")
+        one = running.json("tenant-create", "secret-tenant-name", "--instance", "a")
+        with running.tenant(running.orchestrator.url, one["token"]) as t1:
+            assert t1.post("/drawers", json={"text": "quokka marmalade"}).status_code == 200
+            assert t1.post("/search", json={"query": "quokka"}).status_code == 200
+        assert (
+            httpx.get(f"{running.orchestrator.url}/t/stats", headers={"Authorization": "Bearer x"}).status_code == 401
+        )
+        assert httpx.get(f"{running.orchestrator.url}/metrics").status_code == 404  # not on the tenants' port
+        scrape = httpx.get(f"http://127.0.0.1:{port}/metrics").text
+    finally:
+        running.stop()
+    assert 'undercroft_orch_requests_total{route="data"} 3.0' in scrape
+    assert 'undercroft_orch_refused_credentials_total{kind="tenant"} 1.0' in scrape
+    assert 'undercroft_orch_engine_calls_total{outcome="ok"}' in scrape
+    assert "undercroft_orch_request_duration_seconds_bucket" in scrape
+    assert "undercroft_orch_rate_limited_total 0.0" in scrape
+    for secret in ("secret-tenant-name", "quokka", one["token"], "vault"):
+        assert secret not in scrape, secret

@@ -11,17 +11,21 @@ from __future__ import annotations
 import hmac
 import json
 import math
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.background import BackgroundTask
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from undercroft_orchestrator._internal import operations
 from undercroft_orchestrator._internal.engines import Engines
+from undercroft_orchestrator._internal.meter import Meter, route_class
 from undercroft_orchestrator._internal.ratelimit import RateLimit
 from undercroft_orchestrator._internal.state import State
 from undercroft_orchestrator._internal.vocabulary import data_subpath_ok, operator_route, operator_subpath_ok
@@ -38,10 +42,18 @@ class ControlPlane:
     """What the handlers share: the state, the engine hop, the rate screen, the admin token and the mode."""
 
     def __init__(
-        self, state: State, engines: Engines, *, admin_token: str | None, rate: RateLimit, replica: bool
+        self,
+        state: State,
+        engines: Engines,
+        *,
+        admin_token: str | None,
+        rate: RateLimit,
+        replica: bool,
+        meter: Meter | None = None,
     ) -> None:
         """Bundle the process's parts; ``admin_token`` is ``None`` only on a replica."""
         self.state, self.engines, self.admin_token, self.rate, self.replica = state, engines, admin_token, rate, replica
+        self.meter = meter or Meter()
 
 
 def _unauthorized() -> Response:
@@ -104,6 +116,7 @@ def build_app(plane: ControlPlane, console: Callable[[Request], Awaitable[Respon
         except StateError as error:
             return _error(500, "state", str(error), **{"class": "integrity"})
         if tenant is None:
+            plane.meter.refused("tenant")
             return _unauthorized()
         subpath = request.path_params["subpath"]
         if not data_subpath_ok(subpath):
@@ -118,6 +131,7 @@ def build_app(plane: ControlPlane, console: Callable[[Request], Awaitable[Respon
             return _error(404, "not found", f"/t/{subpath} is not a data-plane route")
         wait = plane.rate.admit(tenant.id)
         if wait is not None:
+            plane.meter.rate_limited()
             return JSONResponse(
                 {"error": "rate limited", "detail": "this tenant's requests per minute are used up"},
                 status_code=429,
@@ -162,6 +176,7 @@ def build_app(plane: ControlPlane, console: Callable[[Request], Awaitable[Respon
                 return _error(403, "forbidden", "a read replica serves only /healthz and /t/*; use the writer")
             token = _bearer(request) or ""
             if not hmac.compare_digest(token.encode(), plane.admin_token.encode()):
+                plane.meter.refused("admin")
                 return _unauthorized()
             try:
                 result = await handler(request)
@@ -275,4 +290,21 @@ def build_app(plane: ControlPlane, console: Callable[[Request], Awaitable[Respon
         Route("/ui", ui, methods=["GET"]),
         Route("/ui/{asset:path}", ui, methods=["GET"]),
     ]
-    return Starlette(routes=routes)
+    return Starlette(routes=routes, middleware=[Middleware(_Timed, meter=plane.meter)])
+
+
+class _Timed:
+    """Times every request by route class (the only label: no tenant, vault or instance name)."""
+
+    def __init__(self, app: ASGIApp, meter: Meter) -> None:
+        self.app, self.meter = app, meter
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.meter.request(route_class(scope["path"]), time.perf_counter() - started)

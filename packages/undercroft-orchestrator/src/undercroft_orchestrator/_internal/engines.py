@@ -19,6 +19,7 @@ from undercroft_net import Error as NetError
 from undercroft_net.client import policed_async_client
 from undercroft_net.engine.assertion import ASSERTION_HEADER, mint_assertion
 
+from undercroft_orchestrator._internal.meter import Meter
 from undercroft_orchestrator._internal.state import Instance
 from undercroft_orchestrator.errors import EngineFailed, Refused
 
@@ -57,10 +58,11 @@ class Health:
 class Engines:
     """Policed clients to the registered engines, one per instance, built on first use."""
 
-    def __init__(self, pin: CaPin | None, *, timeout: float = 60.0) -> None:
+    def __init__(self, pin: CaPin | None, *, timeout: float = 60.0, meter: Meter | None = None) -> None:
         """``pin`` is the loaded ``UNDERCROFT_ORCH_ENGINE_CA`` (``None``: the public roots)."""
         self.pin = pin
         self.timeout = timeout
+        self.meter = meter or Meter()
         self._clients: dict[tuple[str, str], Any] = {}
 
     def _client(self, instance: Instance) -> Any:
@@ -114,8 +116,9 @@ class Engines:
         url = path + (f"?{query.decode('latin-1')}" if query else "")
         request = client.build_request(method, url, content=content, headers=self._headers(instance, vault, headers))
         try:
-            return await client.send(request, stream=True)
+            response = await client.send(request, stream=True)
         except TransportRefused as refused:
+            self.meter.engine("refused")
             raise EngineFailed(f"the hop to instance {instance.name!r} is refused: {refused}", kind="refused") from None
         except NetError as error:
             raise EngineFailed(
@@ -124,8 +127,11 @@ class Engines:
         except Exception as error:  # httpx's transport errors: this module may not import httpx to name them
             if type(error).__module__.split(".")[0] not in ("httpx", "httpcore", "anyio", "ssl"):
                 raise
+            self.meter.engine("unreachable")
             message = f"instance {instance.name!r} is unreachable: {type(error).__name__}"
             raise EngineFailed(message, kind="unreachable") from None
+        self.meter.engine("ok" if response.status_code < 400 else "error")
+        return response
 
     async def call(
         self,

@@ -14,6 +14,7 @@ from undercroft_orchestrator._internal.app import ControlPlane, build_app
 from undercroft_orchestrator._internal.console import console
 from undercroft_orchestrator._internal.engines import Engines
 from undercroft_orchestrator._internal.environment import Environment
+from undercroft_orchestrator._internal.meter import Meter
 from undercroft_orchestrator._internal.ratelimit import RateLimit
 from undercroft_orchestrator._internal.state import State
 from undercroft_orchestrator.errors import Refused
@@ -43,17 +44,26 @@ def _address(declared: str | None, default: Address) -> Address:
 def run(environment: Environment, state: State, *, address: str | None, replica: bool) -> int:
     """Serve until SIGINT/SIGTERM; 0 after an orderly stop."""
     bind = _address(address, environment.address)
-    engines = Engines(environment.pin)
+    meter: Meter = Meter()
+    metrics = None
+    if environment.metrics_address is not None:
+        from undercroft_orchestrator._internal.metrics import PrometheusMeter, metrics_app
+
+        meter = PrometheusMeter()
+        metrics = metrics_app(meter, environment.metrics_token)
+    engines = Engines(environment.pin, meter=meter)
     plane = ControlPlane(
-        state, engines, admin_token=environment.admin_token, rate=RateLimit(environment.rate_limit), replica=replica
+        state,
+        engines,
+        admin_token=environment.admin_token,
+        rate=RateLimit(environment.rate_limit),
+        replica=replica,
+        meter=meter,
     )
     app = build_app(plane, console=None if replica else console)
     servers = [_GracefulServer(uvicorn.Config(app, host=bind.host, port=bind.port, log_level="warning"))]
-    if environment.metrics_address is not None:
-        from undercroft_orchestrator._internal.metrics import metrics_app
-
+    if metrics is not None and environment.metrics_address is not None:
         listen = environment.metrics_address
-        metrics = metrics_app(environment.metrics_token)
         servers.append(
             _GracefulServer(uvicorn.Config(metrics, host=listen.host, port=listen.port, log_level="warning"))
         )
