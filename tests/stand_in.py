@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import ssl
 import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,9 +23,15 @@ class StandIn:
     """``with StandIn(engine_url, …) as proxy:`` — ``proxy.url`` forwards to the engine."""
 
     def __init__(
-        self, target: str, *, drop_import_line: bool = False, kill_on_import: subprocess.Popen[str] | None = None
+        self,
+        target: str,
+        *,
+        drop_import_line: bool = False,
+        kill_on_import: subprocess.Popen[str] | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
-        """Forward to ``target``; ``drop_import_line`` or ``kill_on_import`` injects the failure."""
+        """Forward to ``target``; ``drop_import_line`` or ``kill_on_import`` injects the failure; ``tls`` serves
+        https (a TLS-terminating front, as a real deployment has) with that server context."""
         parts = urlsplit(target)
         host, port = parts.hostname or "127.0.0.1", parts.port or 80
         stand_in = self
@@ -80,7 +87,11 @@ class StandIn:
         self.drop_import_line = drop_import_line
         self.kill_on_import = kill_on_import
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        scheme = "http"
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
+            scheme = "https"
+        self.url = f"{scheme}://127.0.0.1:{self._server.server_address[1]}"
 
     def __enter__(self) -> StandIn:
         threading.Thread(target=self._server.serve_forever, daemon=True).start()

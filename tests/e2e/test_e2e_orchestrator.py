@@ -6,6 +6,7 @@ and assertion secrets; the control plane: ``undercroft-orchestrator serve``); ev
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sqlite3
@@ -284,3 +285,73 @@ def test_the_metrics_listener_counts_without_naming_tenants(tmp_path: Path) -> N
     assert "undercroft_orch_rate_limited_total 0.0" in scrape
     for secret in ("secret-tenant-name", "quokka", one["token"], "vault"):
         assert secret not in scrape, secret
+
+
+def test_health_tells_an_outage_from_a_refusal_and_tls_is_pinned(tmp_path: Path) -> None:
+    from tls_material import make_authority, server_context
+
+    running = Fleet(tmp_path)
+    trusted, stranger = make_authority("fleet-ca"), make_authority("stranger-ca")
+    (tmp_path / "ca.pem").write_bytes(trusted.pem())
+    (tmp_path / "stranger.pem").write_bytes(stranger.pem())
+    try:
+        engine = running.start_engine("a")
+        running.register(engine)
+        with socket_port() as dead:
+            running.register(engine, name="gone", url=f"http://127.0.0.1:{dead}")
+        done = running.cli("instance-add", "wrong", engine.url, "--bearer", "not-the-bearer-" + "x" * 12)
+        assert done.returncode == 0, done.stderr
+        with StandIn(engine.url, tls=server_context(trusted, tmp_path)) as front:
+            running.register(engine, name="tls", url=front.url)
+            verdicts = {name: running.cli("instance-health", name, "--json") for name in ("a", "gone", "wrong", "tls")}
+            states = {name: json.loads(done.stdout)["state"] for name, done in verdicts.items()}
+            pinned = running.cli("instance-health", "tls", "--json", UNDERCROFT_ORCH_ENGINE_CA=str(tmp_path / "ca.pem"))
+            other = running.cli(
+                "instance-health", "tls", "--json", UNDERCROFT_ORCH_ENGINE_CA=str(tmp_path / "stranger.pem")
+            )
+            cleartext = running.cli(
+                "instance-health", "a", "--json", UNDERCROFT_ORCH_ENGINE_CA=str(tmp_path / "ca.pem")
+            )
+        assert states == {"a": "healthy", "gone": "unreachable", "wrong": "unhealthy", "tls": "refused"}, verdicts
+        assert verdicts["a"].returncode == 0 and verdicts["gone"].returncode == 1
+        assert "credentials" in json.loads(verdicts["wrong"].stdout)["reason"]
+        assert json.loads(pinned.stdout)["state"] == "healthy", pinned.stdout + pinned.stderr
+        refused = json.loads(other.stdout)
+        assert refused["state"] == "refused" and "pinned UNDERCROFT_ORCH_ENGINE_CA" in refused["reason"]
+        assert json.loads(cleartext.stdout)["state"] == "refused"
+        assert "cleartext" in json.loads(cleartext.stdout)["reason"]
+    finally:
+        running.stop()
+
+
+def test_the_rate_screen_and_an_import_through_the_data_plane(tmp_path: Path) -> None:
+    running = Fleet(tmp_path)
+    try:
+        running.register(running.start_engine("a"))
+        running.orchestrator = running.serve(UNDERCROFT_ORCH_RATE_LIMIT="4")
+        one = running.json("tenant-create", "one", "--instance", "a")
+        two = running.json("tenant-create", "two", "--instance", "a")
+        with running.tenant(running.orchestrator.url, one["token"]) as t1:
+            for n in range(3):
+                assert t1.post("/drawers", json={"text": f"portable record {n}"}).status_code == 200
+            exported = t1.get("/export")
+            limited = t1.get("/stats")
+        assert exported.status_code == 200
+        assert limited.status_code == 429 and int(limited.headers["retry-after"]) >= 1
+        with running.tenant(running.orchestrator.url, two["token"]) as t2:  # the other tenant has its own window
+            imported = t2.post("/import", content=exported.content, headers={"Content-Type": "application/x-ndjson"})
+            assert imported.status_code == 200, imported.text
+            assert t2.get("/stats").json()["drawers"] == 3
+    finally:
+        running.stop()
+
+
+@contextlib.contextmanager
+def socket_port() -> Iterator[int]:
+    """A loopback port nothing listens on."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    yield port

@@ -127,6 +127,14 @@ class Engines:
         except Exception as error:  # httpx's transport errors: this module may not import httpx to name them
             if type(error).__module__.split(".")[0] not in ("httpx", "httpcore", "anyio", "ssl"):
                 raise
+            if _certificate_refused(error):
+                self.meter.engine("refused")
+                pinned = "the pinned UNDERCROFT_ORCH_ENGINE_CA" if self.pin is not None else "the public roots"
+                message = (
+                    f"the hop to instance {instance.name!r} is refused: its certificate does not verify against "
+                    f"{pinned}"
+                )
+                raise EngineFailed(message, kind="refused") from None
             self.meter.engine("unreachable")
             message = f"instance {instance.name!r} is unreachable: {type(error).__name__}"
             raise EngineFailed(message, kind="unreachable") from None
@@ -192,6 +200,18 @@ class Engines:
                 return False
             raise
         return True
+
+
+def _certificate_refused(error: BaseException) -> bool:
+    """Whether a transport failure was a certificate verdict (this process declining to speak, not an outage)."""
+    seen: BaseException | None = error
+    for _ in range(8):
+        if seen is None:
+            return False
+        if type(seen).__name__ == "SSLCertVerificationError" or "CERTIFICATE_VERIFY_FAILED" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 async def raise_for(response: Any, instance: str, what: str) -> NoReturn:
