@@ -2,7 +2,7 @@
 
 Every allowlisted data-plane shape and every operator operation must name a real route of the engine, and every
 route under a vault must be classified: data plane, operator plane, or deliberately unreachable (lifecycle,
-key rotation, the audit history, refine) — a route added to the engine without a decision here fails.
+key rotation, the audit history) — a route added to the engine without a decision here fails.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from undercroft_orchestrator._internal.vocabulary import (
 )
 
 _VAULT = "/v1/vaults/{id}"
-_UNREACHABLE = {("DELETE", ""), ("POST", "rotate"), ("GET", "history"), ("POST", "refine")}
+_UNREACHABLE = {("DELETE", ""), ("POST", "rotate"), ("GET", "history")}
 _CONCRETE = {"{drawer_id}": "drawer_" + "0" * 32, "{key}": "k", "{tid}": "t1"}
 
 

@@ -74,11 +74,12 @@ OPERATIONS: dict[str, tuple[str, str]] = {
     "witness-check": ("POST", "witness"),
     "export": ("GET", "export"),
     "import": ("POST", "import"),
+    "refine": ("POST", "refine"),
 }
 """``ops <tenant> <op>``: each operation's (method, /v1 subpath) on the tenant's vault."""
 
 _OPERATOR_PAIRS = frozenset(OPERATIONS.values())
-OPERATOR_SUBPATHS = frozenset(subpath for _method, subpath in _OPERATOR_PAIRS) | {"history", "rotate", "refine"}
+OPERATOR_SUBPATHS = frozenset(subpath for _method, subpath in _OPERATOR_PAIRS) | {"history", "rotate"}
 """Every subpath that belongs to the operator plane (a tenant asking for one is told so)."""
 
 
