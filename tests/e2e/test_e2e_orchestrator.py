@@ -240,6 +240,8 @@ def test_the_operator_plane_relays_a_closed_vocabulary_and_exit_2_means_integrit
     assert trusted.returncode == 0, trusted.stderr
     assert "legal" in fleet.cli("ops", "one", "trust").stdout
     assert fleet.cli("ops", "one", "anchor").returncode == 0
+    refine = fleet.cli("ops", "one", "refine", "--body", '{"dry_run": true}')  # relayed; the engine has no model
+    assert refine.returncode == 1 and "refine needs UNDERCROFT_LLM_URL" in refine.stderr, refine.stderr
     exported = fleet.cli("ops", "one", "export")
     assert exported.returncode == 0 and exported.stdout.startswith('{"undercroft_manifest"')
     admin = fleet.admin(fleet.orchestrator.url)
