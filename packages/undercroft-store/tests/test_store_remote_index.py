@@ -244,7 +244,9 @@ def test_the_adversary_cannot_inject_forge_or_breach_the_fence(palace: Palace, v
     result = _search(store, backend, SearchRequest("restart the queue workers", limit=10))
     returned = {h.id for h in result.hits}
     assert quarantined not in returned and foreign.id not in returned
-    assert returned <= {ids["ops"][0], ids["home"][0]} and ids["ops"][0] in returned
+    # Only this vault's own drawers inside the scope come back: the mirror's valid proposals, and the local lexical
+    # joiners (local evidence, never the backend's) — nothing forged, foreign or quarantined.
+    assert returned <= {*ids["ops"], *ids["home"], *ids["scraped"]} and ids["ops"][0] in returned
     assert len(result.hits) == len(returned)  # repeats dropped
     for hit in result.hits:  # every hit is the verified local drawer
         assert hit.content == store.get(hit.id).content
@@ -261,7 +263,9 @@ def test_the_trust_floor_applies_to_what_the_mirror_proposes(vault) -> None:
     floored = _search(
         store, backend, SearchRequest("restart the queue workers"), env={"UNDERCROFT_TRUST_FLOOR": "standard"}
     )
-    assert {h.id for h in floored.hits} == {ids["ops"][0]} and floored.trust_excluded_wings == ("scraped",)
+    floored_ids = {h.id for h in floored.hits}
+    assert ids["ops"][0] in floored_ids and not floored_ids & set(ids["scraped"])
+    assert floored.trust_excluded_wings == ("scraped",)
     asked = _search(store, backend, SearchRequest("restart the queue workers", min_trust="standard"))
     assert ids["scraped"][0] not in {h.id for h in asked.hits}
 
@@ -316,3 +320,30 @@ def test_a_tampered_row_stops_the_push_before_it_leaves_and_the_egress_is_still_
     held = backend.collections[Mirror.of(backend, store.name).collection]
     assert victim not in held and len(held) < 6
     assert len(_egress_rows(store)) == 1  # custody: what left before the verdict is on the chain
+
+
+def test_a_needle_the_mirror_misses_is_still_found_by_its_rare_terms(palace: Palace) -> None:
+    """A mirror replaces only the cosine channel: the local lexical joiners still join its cut (issue 27's recall)."""
+    with palace.open_vault("v", EMBEDDER) as store:
+        fillers = [
+            store.remember(
+                f"routine note {n} about the weekly standup and the rota", wing="a", room="r", added_by="cli"
+            )[0].id
+            for n in range(170)
+        ]
+        fillers += [
+            store.remember(f"another routine note {n} about lunch plans", wing="b", room="r", added_by="cli")[0].id
+            for n in range(170)
+        ]
+        [needle] = store.remember("the zanzibar quokka protocol starts at dawn", wing="b", room="r", added_by="cli")
+        backend = HostileMirror(fillers)  # an ANN that never proposes the needle
+        push_mirror(store, Mirror.of(backend, store.name), surface="test")
+        searcher = Searcher.from_settings(store, EMBEDDER, env={}, mirror=Mirror.of(backend, store.name))
+        first = searcher.search(SearchRequest("weekly standup rota", wing="a", limit=5))
+        assert first.hits and needle.id not in {h.id for h in first.hits}
+        # The postings the joiners read span every row, not the first search's scope: wing b's needle is found.
+        scoped = searcher.search(SearchRequest("zanzibar quokka", wing="b", limit=5))
+        assert scoped.hits[0].id == needle.id
+        unscoped = searcher.search(SearchRequest("zanzibar quokka", limit=5))
+        assert unscoped.hits[0].id == needle.id
+        assert unscoped.hits[0].content == "the zanzibar quokka protocol starts at dawn"

@@ -354,7 +354,9 @@ class Searcher:
         if self._mirror is None:
             seqs, tier = self._drawing_tier()
         else:  # candidate ids from the mirror; every other step is the local pipeline's
-            seqs, tier = population, RemoteTier(self._store, self._mirror, request.wing)
+            # The postings the lexical joiners read span every live row, as the scan's do (never one scope's).
+            seqs = self._scopes.scope_seqs(include_quarantine=True)
+            tier = RemoteTier(self._store, self._mirror, request.wing)
         trace.mark("cache")
         query_vector = self._query_vector(request)
         norm = float(np.linalg.norm(query_vector))
@@ -367,7 +369,11 @@ class Searcher:
         drawn = tier.candidates(query_vector, population, plan)
         query = LexicalQuery.parse(request.query, request.conventions.language)
         tier_name = tier.name
-        if not plan.exact and self._mirror is None:  # a mirror's candidates are its own: no local joiners
+        if not plan.exact or self._mirror is not None:
+            # A mirror replaces only the cosine channel's candidate generation: the lexical and date joiners are
+            # local evidence (this vault's postings and FTS index), so they join a mirror's cut as they join the
+            # scan's — a needle the backend's ANN misses, or ranks past k, is still found by its rare terms. (A
+            # local exact plan holds the whole scope already; a mirror's proposals never do until checked.)
             cosines_of = partial(tier.cosines, query_vector)
             # Lexical evidence joins the cut: drawers holding the query's rarest terms, whatever their cosine
             # (on a large hmac-only scope, the FTS5 index's BM25 best: no RAM postings to build).
