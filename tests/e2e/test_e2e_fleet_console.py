@@ -201,6 +201,11 @@ def test_the_fleet_console_drives_a_live_fleet(browser: Any, fleet: Fleet, shots
     width = phone.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, f"the page scrolls sideways at 390 px ({width} px wide)"
     phone.screenshot(path=str(shots / "phone.png"), full_page=True)
+    phone.focus("nav [data-tab=instances]")  # the tablist by keyboard: an arrow key moves to the next tab
+    phone.keyboard.press("ArrowRight")
+    _shows(phone, "#tenant-table tr[data-tenant=acme]", "b")
+    assert phone.is_hidden("#tab-instances")
+    assert phone.evaluate("document.activeElement.dataset.tab") == "tenants"
     assert page.evaluate("window.__xss") is None and phone.evaluate("window.__xss") is None
     page.close()
     phone.close()

@@ -16,10 +16,12 @@
 
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
 
-  function row(cells, header = false) {
+  // ``labels`` name each cell for the narrow layout, where a row becomes a card of labelled lines.
+  function row(cells, header = false, labels = []) {
     const tr = el("tr");
-    for (const cell of cells) {
+    for (const [index, cell] of cells.entries()) {
       const td = el(header ? "th" : "td");
+      if (labels[index]) td.dataset.label = labels[index];
       if (cell instanceof Node) td.append(cell); else td.textContent = cell === undefined || cell === null ? "" : String(cell);
       tr.append(td);
     }
@@ -99,7 +101,8 @@
   // --- instances ---------------------------------------------------------------------------------
   function renderInstances() {
     const node = clear($("instance-table"));
-    node.append(row(["name", "url", "added", "health", "reason", ""], true));
+    const labels = ["name", "url", "added", "health", "reason", ""];
+    node.append(row(labels, true));
     for (const instance of state.instances) {
       const verdict = state.health[instance.name];
       const badge = el("span", verdict ? verdict.state : "not probed yet", { class: `state ${verdict ? verdict.state : ""}` });
@@ -110,7 +113,7 @@
         say(`Removed instance ${instance.name}.`);
         await loadInstances(false);
       }));
-      const tr = row([instance.name, instance.url, instance.added_at, badge, verdict && verdict.reason ? verdict.reason : "", remove]);
+      const tr = row([instance.name, instance.url, instance.added_at, badge, verdict && verdict.reason ? verdict.reason : "", remove], false, labels);
       tr.dataset.instance = instance.name;
       node.append(tr);
     }
@@ -133,7 +136,8 @@
   // --- tenants -----------------------------------------------------------------------------------
   function renderTenants() {
     const node = clear($("tenant-table"));
-    node.append(row(["id", "vault", "instance", "drawers", "created", "rotated", "migrating", ""], true));
+    const labels = ["id", "vault", "instance", "drawers", "created", "rotated", "migrating", ""];
+    node.append(row(labels, true));
     for (const tenant of state.tenants) {
       const rotate = el("button", "Rotate token", { type: "button", "aria-label": `Rotate the token of tenant ${tenant.id}` });
       rotate.addEventListener("click", guarded(async () => {
@@ -144,7 +148,7 @@
       }));
       const stats = state.stats[tenant.id];
       const tr = row([tenant.id, tenant.vault, tenant.instance, stats ? shown(stats.drawers) : "…",
-        tenant.created_at, tenant.rotated_at || "", tenant.migrating ? "MIGRATING (writes held)" : "no", rotate]);
+        tenant.created_at, tenant.rotated_at || "", tenant.migrating ? "MIGRATING (writes held)" : "no", rotate], false, labels);
       tr.dataset.tenant = tenant.id;
       node.append(tr);
     }
@@ -236,8 +240,9 @@
     migration: async () => { await loadInstances(true); await loadTenants(true); },
     log: async () => {
       const node = clear($("log-table"));
-      node.append(row(["seq", "at", "action", "subject", "detail"], true));
-      for (const line of (await api("GET", "/admin/log")).log) node.append(row([line.seq, line.at, line.action, line.subject, shown(line.detail)]));
+      const labels = ["seq", "at", "action", "subject", "detail"];
+      node.append(row(labels, true));
+      for (const line of (await api("GET", "/admin/log")).log) node.append(row([line.seq, line.at, line.action, line.subject, shown(line.detail)], false, labels));
     },
   };
   const tabs = () => Array.from(document.querySelectorAll("[role=tab]"));
