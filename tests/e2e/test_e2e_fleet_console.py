@@ -94,7 +94,7 @@ def test_the_fleet_console_drives_a_live_fleet(browser: Any, fleet: Fleet, shots
     base = fleet.orchestrator.url
     requests: list[str] = []
     page = _page(browser, base, requests)
-    headers = page.goto(f"{base}/ui").headers  # type: ignore[union-attr]
+    headers = page.goto(f"{base}/ui").headers
     assert "default-src 'self'" in headers["content-security-policy"]
     _connect(page, "not-the-admin-token-at-all")
     _shows(page, "#status", "refused the admin token")
