@@ -103,6 +103,7 @@ def test_the_fleet_console_drives_a_live_fleet(browser: Any, fleet: Fleet, shots
     for name in ("a", "b"):
         _shows(page, f"#instance-table tr[data-instance={name}] .state", "healthy")
     _shows(page, "#sweep-line", "2 of 2 instance(s) healthy")
+    first_sweep = page.text_content("#sweep-line")
     page.screenshot(path=str(shots / "instances.png"), full_page=True)
 
     # A hostile instance URL: refused with whitespace (the refusal echoes it), accepted without; inert both ways.
@@ -191,6 +192,16 @@ def test_the_fleet_console_drives_a_live_fleet(browser: Any, fleet: Fleet, shots
     assert tenants["beta"]["instance"] == "a" and tenants["beta"]["migrating"] is False
     with fleet.tenant(base, beta) as tenant:
         assert tenant.get("/stats").json()["drawers"] == 4
+    # Re-point moves the mapping only: refused while b does not hold beta's vault; acme's mapping is b's.
+    page.click("nav [data-tab=tenants]")
+    page.select_option("#repoint-tenant [name=tenant]", "beta")
+    page.select_option("#repoint-tenant [name=instance]", "b")
+    page.click("#repoint-tenant button")
+    _shows(page, "#status", "does not report holding vault 'beta'")
+    _shows(page, "#tenant-table tr[data-tenant=beta]", "a")
+    # The sweep ran again by itself (every 10 s) and now counts both tenants.
+    playwright_api.expect(page.locator("#sweep-line")).not_to_have_text(first_sweep or "", timeout=15000)
+    _shows(page, "#sweep-line", "2 tenant(s)")
 
     # The admin log lists what the page did; a phone-wide page connects and shows the same fleet.
     page.click("nav [data-tab=log]")

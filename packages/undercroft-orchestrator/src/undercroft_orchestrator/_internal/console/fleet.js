@@ -218,7 +218,9 @@
 
   async function migrate(form) {
     const { tenant, to } = fields(form);
+    const button = form.querySelector("button");
     $("judgement").hidden = true;
+    button.disabled = true;  // one migration per click: a second submit would only be refused
     try {
       const judgement = await api("POST", path("/admin/tenants/", tenant, "/migrate"), { body: { to } });
       renderJudgement(judgement);
@@ -229,6 +231,8 @@
         if (error.data.class === "integrity") incident(error.message);
         say(`Migration stopped before the flip: ${tenant} stays on its source.`);
       } else throw error;
+    } finally {
+      button.disabled = false;
     }
     await loadTenants(true);
   }
