@@ -61,6 +61,9 @@ def browser() -> Iterator[Any]:
 def _page(browser: Any, base: str, requests: list[str], *, width: int = 1280, height: int = 800) -> Any:
     page = browser.new_page(viewport={"width": width, "height": height})
     page.on("request", lambda request: requests.append(request.url))
+    # A console error is a CSP refusal (an inline script or style the policy blocked) or a script failure.
+    page.on("console", lambda message: requests.append(f"console {message.type}: {message.text}"))
+    page.on("pageerror", lambda error: requests.append(f"pageerror: {error}"))
     page.goto(f"{base}/ui")
     return page
 
@@ -220,6 +223,18 @@ def test_the_fleet_console_drives_a_live_fleet(browser: Any, fleet: Fleet, shots
     assert page.evaluate("window.__xss") is None and phone.evaluate("window.__xss") is None
     page.close()
     phone.close()
-    foreign = [url for url in requests if not url.startswith(base)]
+    # The control: an inline script injected into a fresh page is refused by the CSP, and the listener sees it.
+    control: list[str] = []
+    probe = _page(browser, base, control)
+    inject = "s = document.createElement('script'); s.textContent = 'window.__inline = 1'; document.body.append(s)"
+    probe.evaluate(inject)
+    probe.wait_for_timeout(300)
+    assert probe.evaluate("window.__inline") is None
+    assert any("Content Security Policy" in line for line in control), control
+    probe.close()
+    errors = [line for line in requests if line.startswith(("console error", "pageerror"))]
+    # The only errors allowed are the browser's own lines for the answers the test provoked (401, 400, 409).
+    assert all("Failed to load resource" in line for line in errors), errors
+    foreign = [url for url in requests if not url.startswith((base, "console ", "pageerror"))]
     assert foreign == []  # the page's network log holds only its own origin
     assert httpx.get(f"{base}/ui/../admin/tenants").status_code in (401, 404)  # no asset path reaches /admin
