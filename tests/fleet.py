@@ -10,6 +10,8 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ from typing import Any
 import httpx
 from live_server import LiveServer, palace_env, undercroft
 
-__all__ = ["ORCHESTRATOR", "Engine", "Fleet", "orchestrator_env"]
+__all__ = ["ORCHESTRATOR", "Engine", "Fleet", "orchestrator_env", "running_fleet"]
 
 ORCHESTRATOR = Path(sys.executable).parent / "undercroft-orchestrator"
 _ORCH_BOUND = re.compile(r"serving \((?:writer|read-replica)\) on http://127\.0\.0\.1:(\d+)")
@@ -128,3 +130,16 @@ class Fleet:
             servers.append(self.orchestrator)
         for server in servers:
             server.stop()
+
+
+@contextmanager
+def running_fleet(root: Path, engines: tuple[str, ...] = ("a", "b")) -> Iterator[Fleet]:
+    """Engines (each registered under its name) and a writer orchestrator, all stopped on the way out."""
+    running = Fleet(root)
+    try:
+        for name in engines:
+            running.register(running.start_engine(name))
+        running.orchestrator = running.serve()
+        yield running
+    finally:
+        running.stop()

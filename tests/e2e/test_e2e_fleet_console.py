@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from fleet import ADMIN, Fleet
+from fleet import ADMIN, Fleet, running_fleet
 from stand_in import StandIn
 
 pytestmark = pytest.mark.loopback
@@ -33,14 +33,8 @@ if not CHROMIUM.exists():  # pragma: no cover - CI installs Debian's chromium (.
 
 @pytest.fixture
 def fleet(tmp_path: Path) -> Iterator[Fleet]:
-    running = Fleet(tmp_path)
-    try:
-        for name in ("a", "b"):
-            running.register(running.start_engine(name))
-        running.orchestrator = running.serve()
+    with running_fleet(tmp_path) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture

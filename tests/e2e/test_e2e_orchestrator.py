@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from fleet import Fleet
+from fleet import Fleet, running_fleet
 from stand_in import StandIn
 
 pytestmark = pytest.mark.loopback
@@ -24,14 +24,8 @@ pytestmark = pytest.mark.loopback
 
 @pytest.fixture
 def fleet(tmp_path: Path) -> Iterator[Fleet]:
-    running = Fleet(tmp_path)
-    try:
-        for name in ("a", "b"):
-            running.register(running.start_engine(name))
-        running.orchestrator = running.serve()
+    with running_fleet(tmp_path) as running:
         yield running
-    finally:
-        running.stop()
 
 
 def _export(fleet: Fleet, engine: str, vault: str) -> dict[str, dict[str, object]]:
