@@ -325,6 +325,82 @@ def test_every_tab_in_headless_chromium(browser: Any, home: Path, shots: Path, t
     assert foreign == []  # the page's network log holds only its own origin
 
 
+TABS = ("vaults", "stats", "drawers", "search", "graph", "verify", "rotate", "backups", "transfer", "ops")
+
+# Every control a keyboard should reach: visible, enabled, not taken out of the tab order.
+_FOCUSABLES = """() => {
+  const all = Array.from(document.querySelectorAll("a[href], button, input, select, textarea, [tabindex]"));
+  window.__focusables = all.filter((e) => !e.disabled && e.tabIndex >= 0 && e.getClientRects().length > 0);
+  return window.__focusables.length;
+}"""
+_FOCUSED = """() => ({
+  index: window.__focusables.indexOf(document.activeElement),
+  outline: getComputedStyle(document.activeElement).outlineStyle,
+  width: getComputedStyle(document.activeElement).outlineWidth,
+})"""
+_OVERFLOW = """() => {
+  const width = document.documentElement.clientWidth;
+  const wide = Array.from(document.querySelectorAll("body *")).filter((e) => {
+    const box = e.getBoundingClientRect();
+    return box.width > 0 && (box.right > width + 0.5 || box.left < -0.5);
+  }).map((e) => `${e.tagName}#${e.id}.${e.className} right=${Math.round(e.getBoundingClientRect().right)}`);
+  return { width, scroll: document.documentElement.scrollWidth, wide: wide.slice(0, 8) };
+}"""
+
+
+def _tab_order(page: Any) -> int:
+    """Tab from the first control through every one: each in DOM order, each with a visible focus ring."""
+    count = page.evaluate(_FOCUSABLES)
+    page.focus("#bearer")
+    for expected in range(1, count):
+        page.keyboard.press("Tab")
+        focused = page.evaluate(_FOCUSED)
+        assert focused["index"] == expected, (expected, count, focused)
+        assert focused["outline"] == "solid" and focused["width"] == "3px", focused
+    return int(count)
+
+
+def test_keyboard_reach_and_phone_width(browser: Any, home: Path, shots: Path) -> None:
+    """Every tab: reached by Tab in order with a focus ring at 1280×800; nothing wider than a 390 px phone."""
+    process, base = _serve(home)
+    requests: list[str] = []
+    long_word = "x" * 300  # an unbroken token: ids, hashes and pasted blobs must wrap, never widen the page
+    try:
+        client = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
+        client.post("/v1/vaults/default/drawers", json={"text": f"billing runs on postgres {long_word}"})
+        for width, height in ((1280, 800), (390, 844)):
+            page = _page(browser, base, requests, width=width, height=height)
+            _connect(page)
+            _pick(page, "default")
+            reached = {}
+            for tab in TABS:
+                page.click(f"nav [data-tab={tab}]")
+                page.wait_for_timeout(150)
+                if tab == "drawers":
+                    page.wait_for_selector("#drawer-list button")
+                    page.click("#drawer-list button")
+                    page.wait_for_selector("#drawer-view:not([hidden])")
+                if tab == "search":
+                    page.fill("#search-form [name=query]", "billing")
+                    page.click("#search-form button")
+                    page.wait_for_selector("#hits li pre")
+                if tab == "verify":
+                    page.click("#verify-now")
+                    _shows(page, "#verify-report", "VERIFY OK")
+                if width == 1280:
+                    reached[tab] = _tab_order(page)
+                else:
+                    layout = page.evaluate(_OVERFLOW)
+                    assert layout["scroll"] <= layout["width"] and layout["wide"] == [], (tab, layout)
+                    page.screenshot(path=str(shots / f"phone-{tab}.png"), full_page=True)
+            if width == 1280:
+                assert min(reached.values()) >= 13 and reached["ops"] > 25, reached  # header 3 + tabs 10 + the panel
+            page.close()
+    finally:
+        process.stop()
+    assert [url for url in requests if not url.startswith((base, "blob:" + base, "data:"))] == []
+
+
 def client_get(base: str, path: str) -> httpx.Response:
     return httpx.get(base + path, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
 
