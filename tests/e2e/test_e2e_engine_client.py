@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 import pytest
 from live_server import PROGRAM, LiveServer, palace_env
+from remote_servers import HostileChroma, serving_json
 from undercroft_cli.http.bindings import BINDINGS
 from undercroft_cli.http.routes import ROUTES
 from undercroft_cli.mcp.tools import registry
@@ -150,14 +151,14 @@ def test_the_typed_results_name_only_fields_the_engine_answers() -> None:
         assert named <= answered, (model.__name__, named - answered)
 
 
-def test_every_route_but_four_returns_a_typed_result() -> None:
-    """Only the pending history, the remote-index status, refine (both need a service this suite has no stand-in
-    for) and the NDJSON export answer untyped; ``list_vaults`` answers ``list[str]``."""
+def test_every_route_but_three_returns_a_typed_result() -> None:
+    """Only the pending stats history (issue 23 builds it) and the NDJSON export answer untyped; ``list_vaults``
+    answers ``list[str]``."""
     from typing import get_type_hints
 
     from undercroft_net.engine import EngineCalls
 
-    untyped = {"stats_history", "index_status", "refine", "export", "list_vaults"}
+    untyped = {"stats_history", "export", "list_vaults"}
     for name in CLIENT_ROUTES:
         hint = str(get_type_hints(getattr(EngineCalls, name))["return"])
         if name not in untyped:
@@ -249,9 +250,32 @@ def test_every_route_through_the_client(engine: UndercroftClient) -> None:
     assert engine.send(calls.delete_vault("copy")).deleted == "copy"
     assert "copy" not in engine.send(calls.list_vaults())
     _both_directions(SEEN)
-    assert {type(item) for item in SEEN} >= TYPED, TYPED - {type(item) for item in SEEN}  # every model seen live
+    elsewhere = {replies.IndexStatus, replies.RefineReport}  # the two tests below
+    assert {type(item) for item in SEEN} >= TYPED - elsewhere, TYPED - elsewhere - {type(item) for item in SEEN}
     saves = [item for item in SEEN if type(item) is WriteOutcome]
     assert len({frozenset(item.raw) for item in saves}) >= 2  # the save, the dedup refresh and the update shapes
+
+
+def test_the_index_status_against_a_chroma_shaped_server(home: Path) -> None:
+    """A real reply of ``GET …/index/status``: the mirror a loopback Chroma-shaped server describes."""
+    with serving_json(HostileChroma([], space="cosine", count=3)) as chroma:
+        process, url = _serve(home, UNDERCROFT_CHROMA_URL=chroma)
+        try:
+            with UndercroftClient(url, token=TOKEN, assertion_secret=SECRET) as engine:
+                status = engine.send(engine.calls.index_status("default", "chroma"))
+        finally:
+            process.stop()
+    assert status.backend == "chroma" and status.exists is True and status.remote_records == 3
+    _both_directions([status])
+
+
+def test_the_refine_report_names_what_the_engine_answers() -> None:
+    """``POST …/refine`` answers ``RefineReport.to_dict()`` (it needs an LLM endpoint to run live)."""
+    from undercroft_cli.operations.refine import RefineReport as EngineRefineReport
+
+    answered = EngineRefineReport(vault="v", extractor="e", destination="d", dry_run=True, scope={}).to_dict()
+    assert {f.name for f in fields(replies.RefineReport)} - {"raw"} == set(answered)
+    _both_directions([replies.RefineReport.from_json(answered)])
 
 
 def test_every_error_class_from_a_real_reply(engine: UndercroftClient, served: str, home: Path) -> None:

@@ -37,9 +37,11 @@ from undercroft_net.engine.replies import (
     Hallways,
     HistoryPage,
     ImportCounts,
+    IndexStatus,
     KgStats,
     ReceiptIntegrity,
     ReceiptReport,
+    RefineReport,
     RepairReport,
     Restored,
     RetentionPolicies,
@@ -232,10 +234,10 @@ class EngineCalls:
         """``GET …/kg/rel``: facts by predicate."""
         return self._call("kg_rel", vault, Facts.from_json, query={"predicate": predicate, "as_of": as_of})
 
-    def index_status(self, vault: str, backend: str) -> Call[JSON]:
+    def index_status(self, vault: str, backend: str) -> Call[IndexStatus]:
         """``GET …/index/status?backend=``: the mirror's counts beside the local ones (``remote_records`` None:
         no mirror exists)."""
-        return self._call("index_status", vault, _json, query={"backend": backend})
+        return self._call("index_status", vault, IndexStatus.from_json, query={"backend": backend})
 
     # --- tunnels ---------------------------------------------------------------------------------------
     def create_tunnel(self, vault: str, source: str, target: str, label: str | None = None) -> Call[TunnelCreated]:
@@ -364,10 +366,10 @@ class EngineCalls:
         room: str | None = None,
         limit: int | None = None,
         dry_run: bool | None = None,
-    ) -> Call[JSON]:
+    ) -> Call[RefineReport]:
         """``POST …/refine``: distil drawers into facts through the engine's served LLM (operator only)."""
         body = {"wing": wing, "room": room, "limit": limit, "dry_run": dry_run}
-        return self._call("refine", vault, _json, body=body)
+        return self._call("refine", vault, RefineReport.from_json, body=body)
 
     def verify(self, vault: str) -> Call[VerifyReport]:
         """``POST …/verify``: raises `IntegrityError` when the vault fails."""
