@@ -305,6 +305,7 @@ def test_every_tab_in_headless_chromium(browser: Any, home: Path, shots: Path, t
         page.wait_for_selector("#banner:not([hidden])")
         assert "INTEGRITY INCIDENT in vault victim" in page.text_content("#banner")  # type: ignore[operator]
         assert f"  TAMPERED: {victim}" in _legs(page)
+        _status(page, "VERIFY FAILED: an integrity verdict")  # never a plain "200"
         assert _legs(page) == _cli(home, "verify", "--vault", "victim").splitlines()  # the CLI's lines, verbatim
         assert page.get_attribute("#banner a", "href") == "/ui/runbook.html"
         page.screenshot(path=str(shots / "incident.png"), full_page=True)

@@ -255,7 +255,10 @@
       out.append(el("div", line, failing ? { class: "bad" } : {}));
     }
     const tally = report.lines.filter((line) => /^ {2}[A-Z][A-Z ]*: /.test(line)).length;
-    if (!report.ok) incident(`verify failed (${tally} finding line(s) below, on the Verify tab)`);
+    if (!report.ok) {
+      incident(`verify failed (${tally} finding line(s) below, on the Verify tab)`);
+      say("VERIFY FAILED: an integrity verdict, see the banner.");
+    }
   }
 
   loaders.backups = async () => {
