@@ -16,10 +16,12 @@ import sys
 from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from live_server import PROGRAM, LiveServer, palace_env
+from remote_servers import HostileChroma, serving_json
 from undercroft_cli.http.bindings import BINDINGS
 from undercroft_cli.http.routes import ROUTES
 from undercroft_cli.mcp.tools import registry
@@ -28,10 +30,13 @@ from undercroft_net._internal.engine_calls import CLIENT_ROUTES
 from undercroft_net.engine import (
     AsyncUndercroftClient,
     Hit,
+    Reply,
     SearchResult,
     UndercroftClient,
+    VaultCreated,
     VerifyReport,
     WriteOutcome,
+    replies,
 )
 from undercroft_net.errors import (
     Conflict,
@@ -45,6 +50,7 @@ from undercroft_net.errors import (
     TransportRefused,
     Unauthorized,
 )
+from undercroft_store.kernel.verdict import VerifyReport as StoreVerifyReport
 
 pytestmark = pytest.mark.loopback
 
@@ -72,6 +78,9 @@ def home(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def served(home: Path) -> Iterator[str]:
+    # One fact written by the CLI before the server starts: /v1 declares authority on facts but adds none.
+    for args in (("vault", "create", "facts"), ("kg", "add", "alice", "owns", "billing", "--vault", "facts")):
+        assert subprocess.run([str(PROGRAM), *args], env=_env(home), capture_output=True, timeout=120).returncode == 0
     process, url = _serve(home, UNDERCROFT_ADMISSION="quarantine")
     try:
         yield url
@@ -79,10 +88,47 @@ def served(home: Path) -> Iterator[str]:
         process.stop()
 
 
+SEEN: list[Reply] = []
+"""Every typed result the live engine's replies became in this test (nested ones too: hits, backups)."""
+
+TYPED = {
+    model
+    for model in (*(getattr(replies, name) for name in replies.__all__), Hit, SearchResult, VaultCreated, VerifyReport)
+}
+"""Every model the client returns; WriteOutcome is checked apart (its save and update shapes differ)."""
+
+
 @pytest.fixture
 def engine(served: str) -> Iterator[UndercroftClient]:
+    SEEN.clear()
     with UndercroftClient(served, token=TOKEN, assertion_secret=SECRET) as client:
+        send = client.send
+
+        def recording(call: Any) -> Any:
+            result = send(call)
+            SEEN.extend(item for item in (result, *getattr(result, "hits", ()), *getattr(result, "backups", ())))
+            return result
+
+        client.send = recording  # type: ignore[method-assign]
         yield client
+
+
+def _both_directions(seen: list[Reply]) -> None:
+    """Each reply's fields are its model's and its model's fields are in the reply (``OPTIONAL`` may lack)."""
+    for reply in (item for item in seen if isinstance(item, Reply)):
+        named = {f.name for f in fields(reply)} - {"raw"}  # type: ignore[arg-type]
+        answered = set(reply.raw)
+        assert answered <= named, (type(reply).__name__, "answered, not in the model", answered - named)
+        missing = named - type(reply).OPTIONAL - answered
+        assert not missing, (type(reply).__name__, "in the model, not answered", missing)
+    for model in {type(item) for item in seen if isinstance(item, Reply)}:
+        optional = set(model.OPTIONAL)
+        answered_somewhere = set().union(*(set(item.raw) for item in seen if type(item) is model))
+        assert optional <= answered_somewhere, (
+            model.__name__,
+            "optional but never answered",
+            optional - answered_somewhere,
+        )
 
 
 def test_the_client_names_every_route_of_the_engine_and_no_other() -> None:
@@ -96,7 +142,8 @@ def test_the_typed_results_name_only_fields_the_engine_answers() -> None:
         WriteOutcome: {*tools["undercroft_save"].output, *BINDINGS[("POST", "/v1/vaults/{id}/drawers")].properties}
         | {"deduped", "quarantined", "similarity"},
         SearchResult: set(tools["undercroft_search"].output),
-        VerifyReport: set(tools["undercroft_verify"].output),
+        # the engine's report is the store's VerifyReport as a record, plus `ok` and the CLI's `lines`
+        VerifyReport: {f.name for f in fields(StoreVerifyReport)} | {"ok", "lines"},
         Hit: set(tools["undercroft_search"].output["hits"]["items"]["properties"]),
     }
     for model, answered in schemas.items():
@@ -104,75 +151,131 @@ def test_the_typed_results_name_only_fields_the_engine_answers() -> None:
         assert named <= answered, (model.__name__, named - answered)
 
 
+def test_every_route_but_three_returns_a_typed_result() -> None:
+    """Only the pending stats history (issue 23 builds it) and the NDJSON export answer untyped; ``list_vaults``
+    answers ``list[str]``."""
+    from typing import get_type_hints
+
+    from undercroft_net.engine import EngineCalls
+
+    untyped = {"stats_history", "export", "list_vaults"}
+    for name in CLIENT_ROUTES:
+        hint = str(get_type_hints(getattr(EngineCalls, name))["return"])
+        if name not in untyped:
+            assert "dict[str, typing.Any]" not in hint and "bytes" not in hint, (name, hint)
+
+
 def test_every_route_through_the_client(engine: UndercroftClient) -> None:
     calls = engine.calls
     created = engine.create_vault("acme")
-    assert created.id == "acme" and created.level == "sealed"
+    assert created.id == "acme" and created.level == "sealed" and created.created is True
     assert "acme" in engine.send(calls.list_vaults())
     saved = engine.save("acme", "billing runs on postgres 15", wing="infra", room="db")
     assert saved.outcome == "created"
     refreshed = engine.save("acme", "billing runs on postgres 16", wing="infra", room="db", dedup_threshold=0.8)
     assert refreshed.deduped is True and refreshed.id == saved.id
-    assert engine.send(calls.list_drawers("acme", wing="infra"))["drawers"][0]["id"] == saved.id
-    assert engine.get_drawer("acme", saved.id)["content"] == "billing runs on postgres 16"
+    assert engine.send(calls.list_drawers("acme", wing="infra")).drawers[0]["id"] == saved.id
+    assert engine.get_drawer("acme", saved.id).content == "billing runs on postgres 16"
     assert engine.send(calls.update_drawer("acme", saved.id, "billing runs on postgres 16.2")).outcome == "updated"
     found = engine.search("acme", "what does billing run on", limit=5)
     assert isinstance(found.hits[0], Hit) and found.hits[0].id == saved.id
     assert 'wing="infra"' in memory_blocks(found.hits)
-    assert engine.send(calls.taxonomy("acme"))["taxonomy"]["infra"]["db"] == 1
-    assert engine.send(calls.check_duplicate("acme", "billing runs on postgres 16.2"))["duplicate"] is True
-    assert engine.send(calls.dedup("acme"))["dry_run"] is True
-    assert engine.stats("acme")["records"] == 1
+    assert engine.send(calls.taxonomy("acme")).taxonomy["infra"]["db"] == 1
+    assert engine.send(calls.check_duplicate("acme", "billing runs on postgres 16.2")).duplicate is True
+    assert engine.send(calls.dedup("acme")).dry_run is True
+    assert engine.stats("acme").records == 1
     ndjson = engine.export("acme")
     engine.create_vault("copy")
-    assert engine.import_export("copy", ndjson)["imported"] == 1
-    assert engine.stats("copy")["drawers"] == 1
-    engine.send(calls.create_tunnel("acme", "infra", "people", "owners"))
-    tunnel = engine.send(calls.list_tunnels("acme"))["tunnels"][0]["id"]
-    assert engine.send(calls.traverse("acme", "infra"))["reached"]
-    assert engine.send(calls.tunnel_drawers("acme", tunnel))["drawers"] == []
-    engine.send(calls.delete_tunnel("acme", tunnel))
-    assert engine.send(calls.wake_up("acme"))["memories"]
-    engine.send(calls.diary_write("acme", "reviewer", "checked the migration"))
-    assert engine.send(calls.diary_read("acme", "reviewer"))["entries"]
-    assert "reviewer" in engine.send(calls.diary_agents("acme"))["agents"]
-    engine.send(calls.closets("acme"))
-    engine.send(calls.hallways("acme", "infra"))
-    for read in (calls.kg_stats, calls.kg_entities, calls.kg_receipts, calls.supersessions, calls.trust):
-        assert isinstance(engine.send(read("acme")), dict)
-    assert engine.send(calls.kg_query("acme", "alice"))["facts"] == []
-    assert engine.send(calls.kg_timeline("acme", "alice"))["facts"] == []
-    assert engine.send(calls.kg_rel("acme", "owns"))["facts"] == []
-    assert engine.send(calls.kg_receipts("acme", integrity_only=True))["ok"] is True
-    assert engine.send(calls.kg_canonical("acme", "billing-owner"))["fact"] is None
-    backup = engine.send(calls.create_backup("acme"))["id"]
-    assert engine.send(calls.list_backups("acme"))["backups"][0]["id"] == backup
-    assert engine.send(calls.history("acme", limit=5))["records"]
-    engine.send(calls.set_trust("acme", "infra", "trusted"))
-    assert engine.send(calls.admission("acme"))["queue"] == []
-    engine.send(calls.set_retention("acme", "scratch", "30d"))
-    assert engine.send(calls.retention("acme"))["policies"][0]["wing"] == "scratch"
-    engine.send(calls.sweep("acme"))
+    assert engine.import_export("copy", ndjson).imported == 1
+    assert engine.stats("copy").drawers == 1
+    assert engine.send(calls.create_tunnel("acme", "infra", "people", "owners")).tunnel["from_wing"] == "infra"
+    tunnel = engine.send(calls.list_tunnels("acme")).tunnels[0]["id"]
+    assert engine.send(calls.traverse("acme", "infra")).reached
+    assert engine.send(calls.tunnel_drawers("acme", tunnel)).drawers == []
+    assert engine.send(calls.delete_tunnel("acme", tunnel)).deleted == tunnel
+    assert engine.send(calls.wake_up("acme")).memories
+    assert engine.send(calls.diary_write("acme", "reviewer", "checked the migration")).results
+    assert engine.send(calls.diary_read("acme", "reviewer")).entries
+    assert "reviewer" in engine.send(calls.diary_agents("acme")).agents
+    assert engine.send(calls.closets("acme")).total >= 0
+    assert engine.send(calls.hallways("acme", "infra")).total >= 0
+    assert engine.send(calls.kg_stats("facts")).facts == 1
+    assert engine.send(calls.kg_entities("facts")).entities
+    assert engine.send(calls.kg_receipts("acme")).uncited == 0
+    assert engine.send(calls.supersessions("acme")).supersessions == []
+    assert engine.send(calls.trust("acme")).trust == []
+    assert engine.send(calls.kg_query("acme", "alice")).facts == []
+    assert engine.send(calls.kg_timeline("acme", "alice")).facts == []
+    assert engine.send(calls.kg_rel("acme", "owns")).facts == []
+    assert engine.send(calls.kg_receipts("acme", integrity_only=True)).ok is True
+    assert engine.send(calls.kg_canonical("acme", "billing-owner")).fact is None
+    fact = engine.send(calls.kg_query("facts", "alice")).facts[0]["id"]
+    change = engine.send(
+        calls.kg_authority("facts", fact, authority_class="golden", review_state="approved", canonical_key="owner")
+    )
+    assert change.fact["id"] == fact and change.displaced is None
+    assert engine.send(calls.kg_canonical("facts", "owner")).fact["id"] == fact  # type: ignore[index]
+    backup = engine.send(calls.create_backup("acme")).id
+    assert engine.send(calls.list_backups("acme")).backups[0].id == backup
+    assert engine.send(calls.history("acme", limit=5)).records
+    assert engine.send(calls.set_trust("acme", "infra", "trusted")).trust == "trusted"
+    with pytest.raises(Quarantined) as diverted:
+        engine.save("acme", ATTACK, wing="notes")
+    assert engine.send(calls.admission("acme")).queue[0]["id"] == diverted.value.id
+    ruling = engine.send(calls.rule("acme", str(diverted.value.id), "deny"))
+    assert ruling.verdict == "deny" and ruling.receipt is not None
+    assert engine.send(calls.set_retention("acme", "scratch", "30d")).max_age_seconds == 30 * 86400
+    assert engine.send(calls.retention("acme")).policies[0]["wing"] == "scratch"
+    assert engine.send(calls.sweep("acme")).examined >= 0
     witness = engine.send(calls.witness("acme"))
-    assert engine.send(calls.check_witness("acme", witness))["verdict"] == "extends"
+    assert engine.send(calls.check_witness("acme", witness)).verdict == "extends"
     receipt = engine.forget("acme", [saved.id], reason="customer request")
-    assert engine.send(calls.verify_forgetting("acme", receipt))["status"] in ("verified", "recorded")
-    assert engine.verify("acme").ok is True
-    engine.send(calls.anchor("acme"))
-    engine.send(calls.repair("acme"))
-    engine.send(calls.rotate("acme"))
-    engine.send(calls.restore_backup("acme", backup))
-    engine.send(calls.delete_by_source("acme", "notes.md"))
+    assert receipt.reason == "customer request"
+    assert engine.send(calls.verify_forgetting("acme", receipt)).status in ("verified", "recorded")
+    verified = engine.verify("acme")
+    assert verified.ok is True and verified.lines[-1] == "VERIFY OK"
+    assert engine.send(calls.anchor("acme")).behind_by >= 0
+    assert engine.send(calls.repair("acme")).verify_ok is True
+    assert engine.send(calls.rotate("acme")).generation_after == 2
+    assert engine.send(calls.restore_backup("acme", backup)).restored == backup
+    assert engine.send(calls.delete_by_source("acme", "notes.md")).deleted == 0
     drawer = engine.save("acme", "a drawer to delete").id
-    engine.send(calls.delete_drawer("acme", drawer))
+    assert engine.send(calls.delete_drawer("acme", drawer)).deleted == drawer
     with pytest.raises(NotBuilt):
         engine.send(calls.stats_history("acme"))
     with pytest.raises(Conflict):  # this engine declares no UNDERCROFT_CHROMA_URL
         engine.send(calls.index_status("acme", "chroma"))
     with pytest.raises(Conflict):  # nor an UNDERCROFT_LLM_URL
         engine.send(calls.refine("acme", dry_run=True))
-    engine.send(calls.delete_vault("copy"))
+    assert engine.send(calls.delete_vault("copy")).deleted == "copy"
     assert "copy" not in engine.send(calls.list_vaults())
+    _both_directions(SEEN)
+    elsewhere = {replies.IndexStatus, replies.RefineReport}  # the two tests below
+    assert {type(item) for item in SEEN} >= TYPED - elsewhere, TYPED - elsewhere - {type(item) for item in SEEN}
+    saves = [item for item in SEEN if type(item) is WriteOutcome]
+    assert len({frozenset(item.raw) for item in saves}) >= 2  # the save, the dedup refresh and the update shapes
+
+
+def test_the_index_status_against_a_chroma_shaped_server(home: Path) -> None:
+    """A real reply of ``GET …/index/status``: the mirror a loopback Chroma-shaped server describes."""
+    with serving_json(HostileChroma([], space="cosine", count=3)) as chroma:
+        process, url = _serve(home, UNDERCROFT_CHROMA_URL=chroma)
+        try:
+            with UndercroftClient(url, token=TOKEN, assertion_secret=SECRET) as engine:
+                status = engine.send(engine.calls.index_status("default", "chroma"))
+        finally:
+            process.stop()
+    assert status.backend == "chroma" and status.exists is True and status.remote_records == 3
+    _both_directions([status])
+
+
+def test_the_refine_report_names_what_the_engine_answers() -> None:
+    """``POST …/refine`` answers ``RefineReport.to_dict()`` (it needs an LLM endpoint to run live)."""
+    from undercroft_cli.operations.refine import RefineReport as EngineRefineReport
+
+    answered = EngineRefineReport(vault="v", extractor="e", destination="d", dry_run=True, scope={}).to_dict()
+    assert {f.name for f in fields(replies.RefineReport)} - {"raw"} == set(answered)
+    _both_directions([replies.RefineReport.from_json(answered)])
 
 
 def test_every_error_class_from_a_real_reply(engine: UndercroftClient, served: str, home: Path) -> None:
@@ -230,7 +333,7 @@ def test_the_async_client_and_the_transport_policy(home: Path) -> None:
             await engine.save("default", "the deploy freeze starts friday")
             found = await engine.search("default", "when does the deploy freeze start")
             assert found.hits[0].content == "the deploy freeze starts friday"
-            assert (await engine.send(engine.calls.kg_stats("default")))["facts"] == 0
+            assert (await engine.send(engine.calls.kg_stats("default"))).facts == 0
 
     try:
         anyio.run(run)

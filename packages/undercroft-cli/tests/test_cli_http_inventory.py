@@ -18,7 +18,16 @@ from undercroft_cli.parity import CLI_ONLY, PARITY
 from undercroft_core.hash_embedder import HashEmbedder
 from undercroft_store import Palace
 
-_FRAMEWORK = {"/healthz", "/ui", "/ui/console.js", "/ui/console.css", "/v1/openapi.json", "/mcp", "/metrics"}
+_FRAMEWORK = {
+    "/healthz",
+    "/ui",
+    "/ui/console.js",
+    "/ui/console.css",
+    "/ui/runbook.html",
+    "/v1/openapi.json",
+    "/mcp",
+    "/metrics",
+}
 
 
 @pytest.fixture

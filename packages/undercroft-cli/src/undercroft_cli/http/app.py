@@ -185,6 +185,7 @@ def build_app(service: Service) -> Starlette:
         Route("/ui", ui, methods=["GET"]),
         Route("/ui/console.js", ui, methods=["GET"]),
         Route("/ui/console.css", ui, methods=["GET"]),
+        Route("/ui/runbook.html", ui, methods=["GET"]),
         Route("/v1/openapi.json", openapi, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
         Route("/mcp", _McpEndpoint(manager), methods=["GET", "POST", "DELETE"]),

@@ -124,6 +124,7 @@ UNGATED: tuple[tuple[str, str], ...] = (
     ("GET", "/ui"),
     ("GET", "/ui/console.js"),
     ("GET", "/ui/console.css"),
+    ("GET", "/ui/runbook.html"),
 )
 """Served in front of the bearer: they carry no secrets and read nothing (the console's page is static)."""
 

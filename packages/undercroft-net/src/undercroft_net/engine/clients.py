@@ -18,6 +18,7 @@ from undercroft_net._internal.engine_calls import interpret
 from undercroft_net.client import policed_async_client, policed_client
 from undercroft_net.engine.calls import Call, EngineCalls
 from undercroft_net.engine.models import SearchResult, VaultCreated, VerifyReport, WriteOutcome
+from undercroft_net.engine.replies import Drawer, ForgetReceipt, ImportCounts, VaultStats
 from undercroft_net.policy import load_pin, police
 
 __all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "AsyncUndercroftClient", "UndercroftClient"]
@@ -85,11 +86,11 @@ class UndercroftClient(_Client):
         """Search a vault (see `EngineCalls.search`)."""
         return self.send(self.calls.search(vault, query, **fields))
 
-    def get_drawer(self, vault: str, drawer_id: str) -> dict[str, Any]:
+    def get_drawer(self, vault: str, drawer_id: str) -> Drawer:
         """One whole drawer."""
         return self.send(self.calls.get_drawer(vault, drawer_id))
 
-    def stats(self, vault: str) -> dict[str, Any]:
+    def stats(self, vault: str) -> VaultStats:
         """The vault's stats."""
         return self.send(self.calls.stats(vault))
 
@@ -101,11 +102,11 @@ class UndercroftClient(_Client):
         """The vault's NDJSON export."""
         return self.send(self.calls.export(vault))
 
-    def import_export(self, vault: str, ndjson: bytes) -> dict[str, Any]:
+    def import_export(self, vault: str, ndjson: bytes) -> ImportCounts:
         """Import an export into ``vault``."""
         return self.send(self.calls.import_export(vault, ndjson))
 
-    def forget(self, vault: str, ids: Sequence[str], *, reason: str | None = None) -> dict[str, Any]:
+    def forget(self, vault: str, ids: Sequence[str], *, reason: str | None = None) -> ForgetReceipt:
         """Destroy drawers through the chain; the receipt."""
         return self.send(self.calls.forget(vault, ids, reason=reason))
 
@@ -166,11 +167,11 @@ class AsyncUndercroftClient(_Client):
         """Search a vault."""
         return await self.send(self.calls.search(vault, query, **fields))
 
-    async def get_drawer(self, vault: str, drawer_id: str) -> dict[str, Any]:
+    async def get_drawer(self, vault: str, drawer_id: str) -> Drawer:
         """One whole drawer."""
         return await self.send(self.calls.get_drawer(vault, drawer_id))
 
-    async def stats(self, vault: str) -> dict[str, Any]:
+    async def stats(self, vault: str) -> VaultStats:
         """The vault's stats."""
         return await self.send(self.calls.stats(vault))
 
@@ -182,11 +183,11 @@ class AsyncUndercroftClient(_Client):
         """The vault's NDJSON export."""
         return await self.send(self.calls.export(vault))
 
-    async def import_export(self, vault: str, ndjson: bytes) -> dict[str, Any]:
+    async def import_export(self, vault: str, ndjson: bytes) -> ImportCounts:
         """Import an export into ``vault``."""
         return await self.send(self.calls.import_export(vault, ndjson))
 
-    async def forget(self, vault: str, ids: Sequence[str], *, reason: str | None = None) -> dict[str, Any]:
+    async def forget(self, vault: str, ids: Sequence[str], *, reason: str | None = None) -> ForgetReceipt:
         """Destroy drawers through the chain; the receipt."""
         return await self.send(self.calls.forget(vault, ids, reason=reason))
 

@@ -19,6 +19,8 @@ from undercroft_store.memory.tunnels import follow_tunnel, list_tunnels
 from undercroft_cli.http.bindings.shapes import jsonable
 from undercroft_cli.http.errors import HttpRefusal
 from undercroft_cli.http.operations import Binding, Call, Source, tool_binding
+from undercroft_cli.mcp.server import structured_reply
+from undercroft_cli.mcp.tools import registry
 from undercroft_cli.mcp.tools.base import boolean, integer, number, string
 from undercroft_cli.mcp.tools.drawers import DEFAULT_ROOM, DEFAULT_WING
 from undercroft_cli.operations import drawer_record
@@ -157,6 +159,18 @@ def _receipts() -> Binding:
     return Binding("kg_receipts", properties, run, source=Source.QUERY)
 
 
+def _verify() -> Binding:
+    """The verify tool's report plus ``lines``: the text ``undercroft verify`` prints (``VerifyReport.render``),
+    one leg per line, so the console shows the legs in the CLI's own words instead of re-deriving them in JS."""
+    spec = registry()["undercroft_verify"]
+
+    def run(call: Call) -> dict[str, Any]:
+        reply = structured_reply(spec, spec.handler(call.live, spec.arguments({})))
+        return {**dict(reply.structured or {}), "lines": reply.text.splitlines()}
+
+    return Binding("verify", {}, run, source=Source.NONE)
+
+
 def _supersessions(call: Call) -> dict[str, Any]:
     return {"supersessions": [jsonable(link) for link in supersessions(call.live.store)]}
 
@@ -235,6 +249,6 @@ AGENT_BINDINGS: dict[tuple[str, str], Binding] = {
     ("GET", f"{_V}/diary/agents"): tool_binding("undercroft_list_agents", source=Source.NONE),
     ("GET", f"{_V}/closets"): tool_binding("undercroft_get_closet_index", source=Source.QUERY),
     ("GET", f"{_V}/hallways"): tool_binding("undercroft_list_hallways", source=Source.QUERY, rename={"top": "limit"}),
-    ("POST", f"{_V}/verify"): tool_binding("undercroft_verify", source=Source.NONE),
+    ("POST", f"{_V}/verify"): _verify(),
 }
 """The agent-plane routes, by ``(method, path)``."""

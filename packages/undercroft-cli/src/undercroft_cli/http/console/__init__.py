@@ -22,8 +22,10 @@ ASSETS: dict[str, str] = {
     "index.html": "text/html; charset=utf-8",
     "console.js": "text/javascript; charset=utf-8",
     "console.css": "text/css; charset=utf-8",
+    "runbook.html": "text/html; charset=utf-8",
 }
-"""The console's files and their media types (nothing else under /ui is served)."""
+"""The console's files and their media types (nothing else under /ui is served). ``runbook.html`` is the tamper
+runbook the incident banner links to: a static page under the same CSP, readable with no bearer at all."""
 
 
 def console_asset(name: str) -> Response:

@@ -42,15 +42,18 @@
 
   function say(text) { const status = $("status"); status.classList.remove("busy"); status.textContent = text; }
 
+  // An integrity verdict is an incident, never a generic error: a banner naming it and the runbook's page.
   function incident(message) {
-    const banner = $("banner");
-    banner.textContent = "INTEGRITY INCIDENT: " + message + "\nPreserve the evidence first (copy the vault directory), " +
-      "then run `undercroft verify` and restore a backup that verifies. Runbook: docs/rotation-and-backup.md.";
+    const banner = clear($("banner"));
+    const link = el("a", "Open the tamper runbook", { href: "/ui/runbook.html", target: "_blank", rel: "noopener" });
+    banner.append(el("strong", `INTEGRITY INCIDENT in vault ${state.vault}: ${message}`),
+      el("p", "Preserve the evidence first (copy the vault directory), freeze writes, then restore a backup that verifies."),
+      link);
     banner.hidden = false;
   }
 
   // One request: the bearer, the assertion for the vault it addresses, and the status doctrine's sentence.
-  async function api(method, path, { vault = state.vault, scope, body, raw, expect = "json" } = {}) {
+  async function api(method, path, { vault = state.vault, scope, body, raw, expect = "json", absent = false } = {}) {
     const headers = { Authorization: `Bearer ${state.bearer}` };
     if (state.secret) headers["X-Vault-Assertion"] = await assertion(scope ?? vault ?? "*");
     let payload;
@@ -67,10 +70,13 @@
       return { diverted: true, data };
     }
     if (response.ok) { say(`${response.status} ${method} ${path}`); return data; }
+    if (absent && response.status === 404) { say(""); return null; }  // the caller asked whether it exists
     if (data && data.class === "integrity") { incident(message); say("Integrity verdict: see the banner."); }
     else if (response.status === 409) say(`Refused (${response.status}): ${message}`);
     else say(`${SENTENCES[response.status] || `Failed (${response.status})`}${message ? ": " + message : ""}`);
-    throw new Error(message || String(response.status));
+    const failure = new Error(message || String(response.status));
+    failure.reported = true;  // the status line already says it
+    throw failure;
   }
 
   const v = (suffix = "") => `/v1/vaults/${encodeURIComponent(state.vault)}${suffix}`;
@@ -83,9 +89,20 @@
     if (form.elements.confirm.value !== expected) { say(`Type "${expected}" exactly to confirm.`); return false; }
     return true;
   };
+  // Every action: its button disabled and marked busy while the call is in flight (a slow verify or import
+  // cannot be fired twice), focus handed back to it afterwards, and any failure said on the status line.
   const guarded = (handler) => async (event) => {
     if (event) event.preventDefault();
-    try { await handler(event); } catch (error) { if (!$("status").textContent) say(String(error)); }
+    const target = event && event.currentTarget;
+    const control = event && (event.submitter || (target instanceof HTMLButtonElement ? target : null));
+    if (control) { control.disabled = true; control.setAttribute("aria-busy", "true"); control.classList.add("busy"); }
+    try { await handler(event); } catch (error) { if (!error.reported) say(String(error.message || error)); }
+    finally {
+      if (control) {
+        control.disabled = false; control.removeAttribute("aria-busy"); control.classList.remove("busy");
+        if (control.isConnected && (document.activeElement === document.body || !document.activeElement)) control.focus();
+      }
+    }
   };
   function download(link, data, name) {
     const blob = data instanceof Blob ? data : new Blob([JSON.stringify(data, null, 2)], { type: "application/json" });
@@ -202,15 +219,46 @@
     }
   }
 
+  // Each receipt verdict of GET …/kg/receipts in plain words (docs/knowledge-graph.md's table).
+  const RECEIPT_WORDS = {
+    verified: "verified: the cited drawer still holds the cited words",
+    source_changed: "source changed: the cited drawer is there, but its words differ or the span no longer fits",
+    dangling: "dangling: the cited drawer is gone",
+    tampered: "TAMPERED: the fact row or its cited drawer fails its integrity tag",
+  };
+  function renderReceipts(report) {
+    const counts = Object.entries(report.counts).map(([verdict, count]) => `${count} ${verdict}`).join(" · ");
+    $("receipt-counts").textContent = `${counts} · ${report.uncited} fact(s) cite nothing`;
+    const node = clear($("receipts"));
+    const head = el("tr");
+    for (const name of ["fact", "cited drawer", "verdict"]) head.append(el("th", name));
+    node.append(head);
+    for (const receipt of report.receipts) {
+      const row = el("tr", undefined, { class: receipt.verdict === "verified" ? "" : "bad" });
+      row.append(el("td", receipt.fact_id), el("td", receipt.source_drawer || "—"),
+        el("td", RECEIPT_WORDS[receipt.verdict] || receipt.verdict));
+      node.append(row);
+    }
+    if (!report.receipts.length) {
+      const row = el("tr"); row.append(el("td", "no fact cites a drawer", { colspan: "3" })); node.append(row);
+    }
+    if (report.counts.tampered) incident(`${report.counts.tampered} fact receipt(s) are tampered`);
+  }
+
   loaders.verify = async () => {};
+  // The legs are the engine's own lines (`lines`: what `undercroft verify` prints), never re-derived here.
   async function verifyNow() {
     const report = await api("POST", v("/verify"));
-    const lines = [`vault ${report.vault}`, `records checked: ${report.records_checked}`,
-      `audit chain: ${report.audit_chain_ok ? "ok" : "BROKEN"}`];
-    for (const item of report.tampered || []) lines.push(`tampered: ${typeof item === "string" ? item : JSON.stringify(item)}`);
-    lines.push(report.ok ? "VERIFY OK" : "VERIFY FAILED");
-    $("verify-report").textContent = lines.join("\n");
-    if (!report.ok) incident(`vault ${report.vault} failed verification (${(report.tampered || []).length} finding(s))`);
+    const out = clear($("verify-report"));
+    for (const line of report.lines) {
+      const failing = /^ {2}[A-Z][A-Z ]*: /.test(line) || line === "VERIFY FAILED" || / BROKEN| FAILED|BEHIND/.test(line);
+      out.append(el("div", line, failing ? { class: "bad" } : {}));
+    }
+    const tally = report.lines.filter((line) => /^ {2}[A-Z][A-Z ]*: /.test(line)).length;
+    if (!report.ok) {
+      incident(`verify failed (${tally} finding line(s) below, on the Verify tab)`);
+      say("VERIFY FAILED: an integrity verdict, see the banner.");
+    }
   }
 
   loaders.backups = async () => {
@@ -218,17 +266,50 @@
     for (const backup of (await api("GET", v("/backups"))).backups) list.append(el("li", `${backup.id} · ${backup.created_at || ""}`));
   };
 
+  // A headline in plain words, then the engine's whole reply (what a script would read) beneath it.
+  function report(headline, data) {
+    const node = clear($("ops-report"));
+    node.append(el("strong", headline), el("pre", JSON.stringify(data, null, 2)));
+  }
+
+  // What a ruling would change: the destination room's count and the drawer the text aimed at, as it is now.
+  async function destination(entry, taxonomy) {
+    const holds = el("div", undefined, { class: "destination" });
+    const rooms = taxonomy[entry.intended_wing];
+    const count = rooms && typeof rooms === "object" ? rooms[entry.intended_room] || 0 : 0;
+    holds.append(el("div", `The destination ${entry.intended_wing}/${entry.intended_room} holds ${count} drawer(s) now.`));
+    const found = await api("GET", v(`/drawers/${encodeURIComponent(entry.intended_id)}`), { absent: true });
+    if (found === null) holds.append(el("div", `Nothing is filed under ${entry.intended_id}: allow files a new drawer there.`));
+    else {
+      holds.append(el("div", `${entry.intended_id} holds (filed ${found.drawer.filed_at}); allow replaces it with the queued text:`),
+        el("pre", found.drawer.content));  // untrusted: a text node
+    }
+    if (entry.destination === "moved") {
+      holds.append(el("div", "MOVED: the destination was written or deleted since this was queued, so allow refuses; deny still works.", { class: "bad" }));
+    }
+    return holds;
+  }
+
+  function ruled(ruling) {
+    if (ruling.verdict === "allow") return `allow ${ruling.id}: filed as ${ruling.landed_id}.`;
+    return `deny ${ruling.id}: the queued text was destroyed through attested forgetting${ruling.receipt ? " (receipt below)" : ""}.`;
+  }
+
   loaders.ops = async () => {
     const queue = clear($("queue"));
-    for (const entry of (await api("GET", v("/admission"))).queue) {
-      const item = el("li", `${entry.id} → ${entry.intended_wing}/${entry.intended_room} · signals ${entry.signals.join(",")} · destination ${entry.destination} `);
+    const pending = (await api("GET", v("/admission"))).queue;
+    const { taxonomy } = pending.length ? await api("GET", v("/taxonomy")) : { taxonomy: {} };
+    for (const entry of pending) {
+      const item = el("li", undefined, { class: "panel" });
+      item.append(el("div", `${entry.id} → ${entry.intended_wing}/${entry.intended_room} · queued ${entry.queued_at} · signals ${entry.signals.join(", ")}`));
+      item.append(await destination(entry, taxonomy));
       for (const verdict of ["allow", "deny"]) {
-        const button = el("button", verdict, { class: verdict === "deny" ? "danger" : "" });
+        const button = el("button", verdict, { class: verdict === "deny" ? "danger" : "", "data-verdict": verdict });
         button.addEventListener("click", guarded(async () => {
           const ruling = await api("POST", v("/admission"), { body: { id: entry.id, verdict } });
-          $("ops-report").textContent = JSON.stringify(ruling, null, 2); await loaders.ops();
+          report(ruled(ruling), ruling); await loaders.ops();
         }));
-        item.append(button);
+        item.append(button, " ");
       }
       queue.append(item);
     }
@@ -285,10 +366,7 @@
     $("timeline").addEventListener("click", guarded(async () => {
       renderFacts((await api("GET", v("/kg/timeline") + query({ entity: $("entity-form").elements.entity.value }))).facts);
     }));
-    $("load-receipts").addEventListener("click", guarded(async () => {
-      const report = await api("GET", v("/kg/receipts"));
-      table($("receipts"), [...Object.entries(report.counts), ["uncited", report.uncited]]);
-    }));
+    $("load-receipts").addEventListener("click", guarded(async () => renderReceipts(await api("GET", v("/kg/receipts")))));
     $("verify-now").addEventListener("click", guarded(verifyNow));
     $("rotate-form").addEventListener("submit", guarded(async (event) => {
       if (!confirmed(event.target, state.vault)) return;
@@ -302,9 +380,19 @@
     }));
     $("export-now").addEventListener("click", guarded(async () => download($("export-link"), await api("GET", v("/export"), { expect: "blob" }), `${state.vault}.ndjson`)));
     $("import-form").addEventListener("submit", guarded(async (event) => {
-      const report = await api("POST", v("/import"), { raw: await readFile(event.target) });
-      const stats = await api("GET", v("/stats"));
-      $("import-report").textContent = `${JSON.stringify(report, null, 2)}\nthe destination now holds ${stats.drawers} drawer(s)`;
+      const body = await readFile(event.target);
+      const before = await api("GET", v("/stats"));
+      const counts = await api("POST", v("/import"), { raw: body });
+      const after = await api("GET", v("/stats"));
+      // Judge the reply by the destination, not by itself: `drawers` counts every row (the review queue's too),
+      // so new and queued rows both add to it, and queued ones to `quarantined` as well.
+      const drawers = before.drawers + counts.new + counts.quarantined, queued = before.quarantined + counts.quarantined;
+      const agrees = after.drawers === drawers && after.quarantined === queued;
+      const out = clear($("import-report"));
+      out.append(el("strong", agrees
+        ? `CONSISTENT: ${counts.imported} imported (${counts.new} new, ${counts.replaced} replaced, ${counts.unchanged} unchanged, ${counts.quarantined} to the review queue); the destination now holds ${after.drawers} drawer(s) and ${after.quarantined} queued, as expected`
+        : `MISMATCH: the import reports ${counts.new} new and ${counts.quarantined} queued, but the destination went from ${before.drawers} to ${after.drawers} drawer(s) and ${before.quarantined} to ${after.quarantined} queued (expected ${drawers} and ${queued})`,
+      agrees ? {} : { class: "bad" }), el("pre", JSON.stringify(counts, null, 2)));
     }));
     $("trust-form").addEventListener("submit", guarded(async (event) => { await api("POST", v("/trust"), { body: fields(event.target) }); await loaders.ops(); }));
     $("retention-form").addEventListener("submit", guarded(async (event) => {
@@ -312,19 +400,32 @@
       if (form.room) body.room = form.room;
       await api("POST", v("/retention"), { body }); await loaders.ops();
     }));
-    $("sweep-now").addEventListener("click", guarded(async () => { $("ops-report").textContent = JSON.stringify(await api("POST", v("/retention/sweep")), null, 2); }));
+    $("sweep-now").addEventListener("click", guarded(async () => {
+      const swept = await api("POST", v("/retention/sweep"));
+      const refused = swept.failed_policies.length + swept.tampered_drawers.length;
+      report(`Sweep: examined ${swept.examined}, forgot ${swept.forgotten.length}, undecided ${swept.undecided}` +
+        (refused ? `; ${refused} policy row(s) or drawer(s) FAILED verification` : ""), swept);
+      if (refused) incident("the retention sweep met rows that fail verification");
+    }));
     $("forget-form").addEventListener("submit", guarded(async (event) => {
       if (!confirmed(event.target, "FORGET")) return;
       const ids = event.target.elements.ids.value.split(",").map((id) => id.trim()).filter(Boolean);
       const receipt = await api("POST", v("/forget"), { body: { ids } });
-      download($("receipt-link"), receipt, "receipt.json"); $("ops-report").textContent = JSON.stringify(receipt, null, 2);
+      download($("receipt-link"), receipt, "receipt.json");
+      report(`Forgot ${ids.length} drawer(s): download the receipt and keep it; verify it here later.`, receipt);
     }));
     $("verify-forgetting-form").addEventListener("submit", guarded(async (event) => {
-      $("ops-report").textContent = JSON.stringify(await api("POST", v("/verify-forgetting"), { raw: await readFile(event.target) }), null, 2);
+      const verdict = await api("POST", v("/verify-forgetting"), { raw: await readFile(event.target) });
+      const words = { verified: "the destruction replays against this vault's chain",
+        recorded: "the record is there, but the vault was re-keyed since, so the tombstones cannot be recomputed",
+        failed: "the receipt does not replay against this vault" };
+      report(`FORGETTING ${verdict.status.toUpperCase()}: ${words[verdict.status] || ""}` +
+        (verdict.findings.length ? ` (${verdict.findings.join("; ")})` : ""), verdict);
     }));
     $("witness-now").addEventListener("click", guarded(async () => download($("witness-link"), await api("GET", v("/witness")), "witness.json")));
     $("witness-form").addEventListener("submit", guarded(async (event) => {
-      $("ops-report").textContent = JSON.stringify(await api("POST", v("/witness"), { raw: await readFile(event.target) }), null, 2);
+      const checked = await api("POST", v("/witness"), { raw: await readFile(event.target) });
+      report(`WITNESS OK: this vault extends the witness (${checked.rows_since} write(s) since it was taken).`, checked);
     }));
     show("vaults");
   });
