@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 from undercroft_store import DEFAULT_VAULT
 from undercroft_store.governance.read_audit import anchor
@@ -14,9 +16,10 @@ __all__ = ["anchor_command"]
 
 @click.command("anchor")
 @click.option("--vault", default=DEFAULT_VAULT, show_default=True)
-def anchor_command(vault: str) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print {vault, anchored_at}.")
+def anchor_command(vault: str, as_json: bool) -> int:
     """Anchor the manifest at the committed chain head."""
     with open_store(vault) as store:
         height = anchor(store)
-    click.echo(f"anchored at {height} records")
+    click.echo(json.dumps({"vault": vault, "anchored_at": height}) if as_json else f"anchored at {height} records")
     return EXIT_OK

@@ -24,10 +24,14 @@ def trust_group() -> None:
 @click.argument("wing")
 @click.argument("trust")
 @click.option("--vault", default=DEFAULT_VAULT, show_default=True)
-def set_command(wing: str, trust: str, vault: str) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print the assignment {wing, trust, at}.")
+def set_command(wing: str, trust: str, vault: str, as_json: bool) -> int:
     """Assign TRUST (one of quarantined, standard, trusted) to WING: a tagged row and a chain record."""
     with open_store(vault) as store:
         assignment = set_trust(store, wing, trust)
+    if as_json:
+        click.echo(json.dumps(assignment.to_dict(), sort_keys=True))
+        return EXIT_OK
     click.echo(f"trust {assignment.wing}: {assignment.trust} (at {assignment.at})")
     return EXIT_OK
 
