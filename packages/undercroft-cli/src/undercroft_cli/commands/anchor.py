@@ -10,6 +10,7 @@ from undercroft_store.governance.read_audit import anchor
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_OK
+from undercroft_cli._internal.i18n import message
 
 __all__ = ["anchor_command"]
 
@@ -21,5 +22,7 @@ def anchor_command(vault: str, as_json: bool) -> int:
     """Anchor the manifest at the committed chain head."""
     with open_store(vault) as store:
         height = anchor(store)
-    click.echo(json.dumps({"vault": vault, "anchored_at": height}) if as_json else f"anchored at {height} records")
+    click.echo(
+        json.dumps({"vault": vault, "anchored_at": height}) if as_json else message("anchor.done", height=height)
+    )
     return EXIT_OK

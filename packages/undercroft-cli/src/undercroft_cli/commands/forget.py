@@ -13,6 +13,7 @@ from undercroft_vault import SigningIdentity, parse_signing_identity
 
 from undercroft_cli._internal.composition import INDEX_BACKENDS, open_mirror, open_store
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
+from undercroft_cli._internal.i18n import message
 from undercroft_cli._internal.private_file import reserve_output
 from undercroft_cli.operations import erasure_record
 
@@ -72,7 +73,7 @@ def forget_command(
         elif output is None:
             click.echo(document)
         else:
-            click.echo(f"forgot {len(receipt.ids)} drawer(s); receipt written to {out}")
+            click.echo(message("forget.written", count=len(receipt.ids), out=out))
     return EXIT_OK
 
 

@@ -12,6 +12,7 @@ from undercroft_store.memory.kg.graph import KnowledgeGraph
 from undercroft_store.memory.kg.receipts import IntegrityVerdict, fact_receipts
 
 from undercroft_cli._internal.composition import open_reader, open_store
+from undercroft_cli._internal.i18n import message
 
 __all__ = ["kg_group"]
 
@@ -32,7 +33,7 @@ def _show(facts: list[Fact], as_json: bool) -> None:
     for fact in facts:
         click.echo(_line(fact))
     if not facts:
-        click.echo("no facts")
+        click.echo(message("kg.no_facts"))
 
 
 @click.group("kg")

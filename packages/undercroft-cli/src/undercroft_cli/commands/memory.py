@@ -16,6 +16,7 @@ from undercroft_store.memory.wakeup import wake_up
 
 from undercroft_cli._internal.composition import open_palace, open_reader, open_store
 from undercroft_cli._internal.egress import advised_egress
+from undercroft_cli._internal.i18n import message
 from undercroft_cli.operations import closet_record, dedup_record, drawer_record, hallway_record, reached_records
 
 __all__ = [
@@ -158,7 +159,7 @@ def tunnel_delete(tunnel_id: str, vault: str, as_json: bool) -> int:
     """Delete TUNNEL_ID (audited)."""
     with open_store(vault) as store:
         delete_tunnel(store, tunnel_id)
-    click.echo(json.dumps({"id": tunnel_id, "deleted": True}) if as_json else f"deleted: {tunnel_id}")
+    click.echo(json.dumps({"id": tunnel_id, "deleted": True}) if as_json else message("deleted.id", id=tunnel_id))
     return 0
 
 

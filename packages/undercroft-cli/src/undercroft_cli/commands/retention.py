@@ -18,6 +18,7 @@ from undercroft_store.governance.retention import (
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
+from undercroft_cli._internal.i18n import message
 from undercroft_cli.commands.forget import load_signer, reserve_output
 
 __all__ = ["retention_group"]
@@ -69,7 +70,7 @@ def clear_command(wing: str, room: str | None, vault: str, as_json: bool) -> int
     if as_json:
         click.echo(json.dumps({"wing": wing, "room": room, "cleared": cleared}))
         return EXIT_OK
-    click.echo("cleared" if cleared else "no policy to clear")
+    click.echo(message("retention.cleared" if cleared else "retention.nothing"))
     return EXIT_OK
 
 

@@ -21,6 +21,7 @@ from undercroft_store import DEFAULT_VAULT
 from undercroft_store.search import Searcher, SearchHit, SearchRequest, SearchResult
 
 from undercroft_cli._internal.composition import INDEX_BACKENDS, open_mirror, open_reader, open_store
+from undercroft_cli._internal.i18n import message
 from undercroft_cli.operations import (
     ValueRefused,
     no_hits_line,
@@ -30,14 +31,7 @@ from undercroft_cli.operations import (
     search_disclosures,
 )
 
-__all__ = ["EVIDENCE_NOTE", "render_hit", "render_result", "search_command"]
-
-
-EVIDENCE_NOTE = (
-    "(score: the fused rank score; semantic: cosine similarity; lexical: the lexical channel the fusion used; "
-    "exact and morph: BM25 over the exact and the stemmed words, shown as a share of the strongest on this page "
-    "(1.000 = strongest; raw BM25 is unbounded and comparable within one query only, so --json keeps it raw))"
-)
+__all__ = ["render_hit", "render_result", "search_command"]
 
 
 def _share(value: float, strongest: float) -> float:
@@ -85,7 +79,7 @@ def render_result(result: SearchResult) -> list[str]:
     if not result.hits:
         lines.append(no_hits_line(result))
     else:
-        lines.append(EVIDENCE_NOTE)
+        lines.append(message("search.evidence"))
     return lines
 
 

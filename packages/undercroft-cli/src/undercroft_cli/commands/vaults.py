@@ -8,6 +8,7 @@ import click
 from undercroft_store import DEFAULT_VAULT
 
 from undercroft_cli._internal.composition import open_palace
+from undercroft_cli._internal.i18n import message
 
 __all__ = ["init_command", "vault_group"]
 
@@ -25,7 +26,7 @@ def init_command(level: str, as_json: bool) -> int:
     if as_json:
         click.echo(json.dumps({"created": created, "vault": DEFAULT_VAULT, "home": str(where)}))
         return 0
-    click.echo(f"{'created' if created else 'already present'}: vault {DEFAULT_VAULT!r} in {where}")
+    click.echo(message("init.created" if created else "init.present", vault=DEFAULT_VAULT, home=where))
     return 0
 
 
@@ -45,7 +46,7 @@ def vault_create(name: str, level: str, as_json: bool) -> int:
     if as_json:
         click.echo(json.dumps({"vault": name, "level": level, "path": str(path)}))
         return 0
-    click.echo(f"created vault {name!r} ({level}) at {path}")
+    click.echo(message("vault.created", vault=name, level=level, path=path))
     return 0
 
 
@@ -89,5 +90,5 @@ def vault_delete(name: str, yes: bool, as_json: bool) -> int:
         raise click.UsageError(f"deleting vault {name!r} is irreversible: pass --yes to confirm")
     with open_palace() as palace:
         palace.delete_vault(name)
-    click.echo(json.dumps({"vault": name, "deleted": True}) if as_json else f"deleted vault {name!r}")
+    click.echo(json.dumps({"vault": name, "deleted": True}) if as_json else message("vault.deleted", vault=name))
     return 0

@@ -12,6 +12,7 @@ from undercroft_store.integrity.witness import check_witness_document, emit_witn
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_OK
+from undercroft_cli._internal.i18n import message
 from undercroft_cli._internal.private_file import write_private
 from undercroft_cli.commands.forget import load_signer
 
@@ -40,7 +41,7 @@ def emit_command(vault: str, out: Path | None, sign: Path | None, as_json: bool)
     elif out is None:
         click.echo(document)
     else:
-        click.echo(f"witness written to {out}")
+        click.echo(message("witness.written", out=out))
     return EXIT_OK
 
 
