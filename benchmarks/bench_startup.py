@@ -138,8 +138,10 @@ def main() -> int:
         if not args.smoke:
             baseline = work / "baseline"
             subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet", str(baseline),
-                            args.baseline], check=True)  # fmt: skip
-            trees[f"baseline ({args.baseline})"] = baseline
+                            args.baseline], check=True)  # fmt: skip  # the commit is named in the table's header
+            resolved = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", args.baseline],
+                                      capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+            trees[f"baseline ({args.baseline} = {resolved})"] = baseline
         notes = _notes(work / "notes", drawers)
         try:
             cases: dict[str, dict[str, Callable[[], float]]] = {}
