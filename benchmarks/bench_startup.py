@@ -137,10 +137,11 @@ def main() -> int:
         trees: dict[str, pathlib.Path | None] = {f"this checkout ({commit})": None}
         if not args.smoke:
             baseline = work / "baseline"
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet", str(baseline),
-                            args.baseline], check=True)  # fmt: skip  # the commit is named in the table's header
+            # Resolved once, before the checkout: a moving branch (main) names the commit actually measured.
             resolved = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", args.baseline],
                                       capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet", str(baseline),
+                            resolved], check=True)  # fmt: skip
             trees[f"baseline ({args.baseline} = {resolved})"] = baseline
         notes = _notes(work / "notes", drawers)
         try:
