@@ -9,7 +9,6 @@ table, and every row there names a real command that takes ``--json``. Then the 
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -81,15 +80,6 @@ def test_every_reporting_command_takes_json_and_every_documented_shape_is_a_real
     assert not (documented - with_json), f"docs/cli.md documents shapes of no such command: {documented - with_json}"
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in [n for n in os.environ if n.startswith("UNDERCROFT_")]:
-        monkeypatch.delenv(name)
-    palace = tmp_path / "palace"
-    monkeypatch.setenv("UNDERCROFT_HOME", str(palace))
-    return palace
-
-
 def _json(capsys: pytest.CaptureFixture[str], *args: str, code: int = 0, stream: str = "out") -> Any:
     capsys.readouterr()
     assert run_cli(cli, list(args)) == code
@@ -98,7 +88,7 @@ def _json(capsys: pytest.CaptureFixture[str], *args: str, code: int = 0, stream:
 
 
 def test_the_commands_that_gained_json_print_their_documented_shapes(
-    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    fresh_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert run_cli(cli, ["init"]) == 0
     created = _json(capsys, "vault", "create", "spare", "--level", "hmac-only", "--json")
