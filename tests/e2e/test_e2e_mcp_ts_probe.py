@@ -73,9 +73,10 @@ def test_the_typescript_sdk_client_sees_every_tool_annotated_constrained_and_val
     assert ran.returncode == 0, ran.stderr
     report = json.loads(ran.stdout)
     advertised = advertised_names()
-    assert report["sdkVersion"] == json.loads((PROBE / "package.json").read_text())["dependencies"][
-        "@modelcontextprotocol/sdk"
-    ]
+    assert (
+        report["sdkVersion"]
+        == json.loads((PROBE / "package.json").read_text())["dependencies"]["@modelcontextprotocol/sdk"]
+    )
     assert set(report["tools"]) == advertised and len(report["tools"]) == len(advertised)
     assert set(report["annotated"]) == advertised, sorted(advertised - set(report["annotated"]))
     assert set(report["readOnly"]) == READ & advertised
