@@ -72,9 +72,10 @@ def test_json_report(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.Mon
 
 
 def test_result_strings_have_a_language_seam(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert language({"UNDERCROFT_LANG": "de"}) == "en"  # not catalogued yet: English
+    assert language({"UNDERCROFT_LANG": "de"}) == "de"
     assert language({"UNDERCROFT_LANG": "xx"}) == "en"
-    assert message("config.starts", env={"UNDERCROFT_LANG": "fr"}) == "This environment starts"
+    assert message("config.starts", env={"UNDERCROFT_LANG": "fr"}) == "Cet environnement démarre"
+    assert message("config.starts", env={}) == "This environment starts"
 
 
 def test_the_configuration_reference_is_rendered_for_this_build() -> None:

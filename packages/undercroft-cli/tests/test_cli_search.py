@@ -89,3 +89,36 @@ def test_tampered_hit_exits_2(home: Path, capsys: pytest.CaptureFixture[str]) ->
             raw.execute("UPDATE drawers SET content = ? WHERE seq = ?", (bytes(blob), seq))
     code, _out, _err = _run(capsys, "search", "GraphQL gateway")
     assert code == 2
+
+
+def test_exact_and_morph_are_shown_as_shares_of_the_pages_strongest_and_json_keeps_them_raw(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _seed(capsys)
+    again = "GraphQL GraphQL GraphQL gateway notes"
+    assert _run(capsys, "remember", again, "--wing", "backend", "--room", "api")[0] == 0
+    code, out, _ = _run(capsys, "search", "GraphQL gateway", "--json")
+    raw = [hit["lexical_exact"] for hit in json.loads(out)["hits"]]
+    assert code == 0 and max(raw) > 1.0  # raw BM25 is unbounded: the reason the text output normalises it
+    code, out, _ = _run(capsys, "search", "GraphQL gateway")
+    shown = [float(line.split("exact ")[1].split()[0]) for line in out.splitlines() if line.startswith("    score ")]
+    assert len(shown) == len(raw) and max(shown) == 1.0 and all(0.0 <= value <= 1.0 for value in shown)
+    assert shown == pytest.approx([value / max(raw) for value in raw], abs=1e-3)
+    assert "share of the strongest on this page" in out
+
+
+def test_the_header_names_the_content_date_beside_the_filing_date(home: Path) -> None:
+    from dataclasses import replace
+
+    from undercroft_cli.commands.search import render_hit
+    from undercroft_core import HashEmbedder
+    from undercroft_store import Palace
+    from undercroft_store.search import Searcher, SearchRequest
+
+    with Palace.open(home, create=True, embedder=HashEmbedder()) as store:
+        store.remember("Quarterly numbers were final", added_by="test")
+        [hit] = Searcher.from_settings(store.vault, store.vault.embedder).search(SearchRequest("quarterly")).hits
+    undated = render_hit(hit)[0]
+    assert f"filed {hit.filed_at}" in undated and "content date" not in undated
+    dated = render_hit(replace(hit, content_date="2024-03-01"))[0]
+    assert f"2024-03-01 (content date; filed {hit.filed_at})" in dated

@@ -81,3 +81,19 @@ def test_every_command_s_help_ends_with_an_example_that_parses(tmp_path: Path, m
         command.make_context(" ".join(words[:2]), rest)  # a click.UsageError here fails the test
         help_text = CliRunner().invoke(cli, [row.name, "--help"]).output
         assert f"Example:\n    {row.example}" in help_text or f"Example:\n  {row.example}" in help_text, row.name
+
+
+def test_the_store_s_commands_load_neither_faiss_nor_rapidfuzz_until_they_are_needed() -> None:
+    """search and remember import the whole store, but not faiss (index tiers) nor rapidfuzz (typo matching)."""
+    code = (
+        "import undercroft_cli.commands.search, undercroft_cli.commands.drawers\n"
+        "print(json.dumps(sorted(m for m in ('faiss', 'rapidfuzz') if m in sys.modules)))"
+    )
+    probe = f"import json, sys\n{code}"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out.splitlines()[-1]) == []
+    premise = "import undercroft_index.pq as pq\npq.load_faiss()\nprint(json.dumps(['faiss' in sys.modules]))"
+    out = subprocess.run(
+        [sys.executable, "-c", f"import json, sys\n{premise}"], capture_output=True, text=True, check=True
+    )
+    assert json.loads(out.stdout.splitlines()[-1]) == [True]

@@ -7,13 +7,16 @@ Built for single-vault processes: the graph is plaintext-derived, so it is kept 
 from __future__ import annotations
 
 import math
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import faiss
 import numpy as np
 from numpy.typing import NDArray
 
 from undercroft_index.errors import IndexRefused
+from undercroft_index.pq import load_faiss
+
+if TYPE_CHECKING:
+    pass
 
 __all__ = ["HnswIndex", "ef_search"]
 
@@ -36,7 +39,7 @@ class HnswIndex:
         if rows.ndim != 2 or len(rows) != len(ids):
             raise IndexRefused(f"vectors of shape {rows.shape} do not fit {len(ids)} ids")
         self._ids = np.ascontiguousarray(ids, dtype=np.int64)
-        self._graph = faiss.IndexHNSWFlat(rows.shape[1], _DEGREE, faiss.METRIC_INNER_PRODUCT)
+        self._graph = load_faiss().IndexHNSWFlat(rows.shape[1], _DEGREE, load_faiss().METRIC_INNER_PRODUCT)
         self._graph.hnsw.efConstruction = _EF_CONSTRUCTION
         if len(rows):
             self._graph.add(rows)
@@ -50,7 +53,7 @@ class HnswIndex:
         """Up to ``k`` ids most similar to ``query`` (beam from `ef_search`)."""
         if k < 1 or not self.size:
             return np.zeros(0, dtype=np.int64)
-        params: Any = faiss.SearchParametersHNSW()  # type: ignore[attr-defined]  # absent from faiss's stubs
+        params: Any = load_faiss().SearchParametersHNSW()
         params.efSearch = ef_search(self.size, k)
         vector = np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32)
         _, rows = self._graph.search(vector, min(k, self.size), params=params)

@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cached_property
-from typing import Any, Final
+from functools import cache, cached_property
+from typing import TYPE_CHECKING, Any, Final
 
-import faiss
 import numpy as np
 from numpy.typing import NDArray
 
 from undercroft_index.errors import IndexRefused
+
+if TYPE_CHECKING:
+    import faiss
 
 __all__ = [
     "FAISS_THREADS",
@@ -29,6 +31,7 @@ __all__ = [
     "Codebook",
     "ProbeIndex",
     "ivf_lists",
+    "load_faiss",
     "subquantizers",
     "train_codebook",
 ]
@@ -43,7 +46,16 @@ _SEED: Final = 1234
 #: faiss's OpenMP threads. One: the per-query scans are small, and on a shared few-core machine OpenMP's
 #: spinning threads made training three times slower than a single thread (measured in benchmarks/RESULTS.md).
 FAISS_THREADS: Final = 1
-faiss.omp_set_num_threads(FAISS_THREADS)
+
+
+@cache
+def load_faiss() -> Any:
+    """faiss, imported on first use (its OpenMP threads set once): most `undercroft` starts never build an
+    index, and importing faiss costs ~0.1 s (benchmarks/RESULTS.md, start-up)."""
+    import faiss
+
+    faiss.omp_set_num_threads(FAISS_THREADS)
+    return faiss
 
 
 def subquantizers(dimension: int) -> int:
@@ -70,8 +82,8 @@ def _as_rows(vectors: NDArray[np.float32], dimension: int) -> NDArray[np.float32
 
 
 def _empty_index(dimension: int, nlist: int, m: int) -> faiss.IndexIVFPQ:
-    quantizer = faiss.IndexFlatL2(dimension)
-    index = faiss.IndexIVFPQ(quantizer, dimension, nlist, m, PQ_BITS)
+    quantizer = load_faiss().IndexFlatL2(dimension)
+    index: faiss.IndexIVFPQ = load_faiss().IndexIVFPQ(quantizer, dimension, nlist, m, PQ_BITS)
     index.cp.niter = _ITERATIONS
     index.cp.seed = _SEED
     index.pq.cp.niter = _ITERATIONS
@@ -141,7 +153,7 @@ class Codebook:
     def _index(self) -> faiss.IndexIVFPQ:
         index = _empty_index(self.dimension, self.nlist, self.subquantizers)
         index.quantizer.add(self.centroids)
-        faiss.copy_array_to_vector(self.codebook.ravel(), index.pq.centroids)
+        load_faiss().copy_array_to_vector(self.codebook.ravel(), index.pq.centroids)
         index.is_trained = True
         index.precompute_table()
         return index
@@ -172,7 +184,9 @@ def train_codebook(sample: NDArray[np.float32], *, nlist: int) -> Codebook:
     index.train(rows)
     centroids = index.quantizer.reconstruct_n(0, nlist).astype(np.float32)
     m = subquantizers(dimension)
-    codebook = faiss.vector_to_array(index.pq.centroids).astype(np.float32).reshape(m, 1 << PQ_BITS, dimension // m)
+    codebook = (
+        load_faiss().vector_to_array(index.pq.centroids).astype(np.float32).reshape(m, 1 << PQ_BITS, dimension // m)
+    )
     return Codebook(dimension=dimension, centroids=centroids, codebook=codebook)
 
 
@@ -219,8 +233,8 @@ class ProbeIndex:
             count = int(invlists.list_size(number))
             if not count:
                 continue
-            ids = faiss.rev_swig_ptr(invlists.get_ids(number), count).copy()
-            codes = faiss.rev_swig_ptr(invlists.get_codes(number), count * size).copy().reshape(count, size)
+            ids = load_faiss().rev_swig_ptr(invlists.get_ids(number), count).copy()
+            codes = load_faiss().rev_swig_ptr(invlists.get_codes(number), count * size).copy().reshape(count, size)
             prefix = number.to_bytes(coarse, "little")
             for position, vector_id in enumerate(ids.tolist()):
                 found[int(vector_id)] = prefix + codes[position].tobytes()
@@ -230,7 +244,7 @@ class ProbeIndex:
         """Drop the codes of ``ids``; returns how many were held."""
         if not len(ids):
             return 0
-        return int(self._index.remove_ids(faiss.IDSelectorBatch(np.ascontiguousarray(ids, dtype=np.int64))))
+        return int(self._index.remove_ids(load_faiss().IDSelectorBatch(np.ascontiguousarray(ids, dtype=np.int64))))
 
     def search(
         self, query: NDArray[np.float32], k: int, *, nprobe: int, within: NDArray[np.int64] | None = None
@@ -239,8 +253,10 @@ class ProbeIndex:
         if k < 1 or self.size == 0:
             return np.zeros(0, dtype=np.int64)
         vector = _as_rows(query.reshape(1, -1), int(self._index.d))
-        selector = None if within is None else faiss.IDSelectorBatch(np.ascontiguousarray(within, dtype=np.int64))
-        params: Any = faiss.SearchParametersIVF()
+        selector = (
+            None if within is None else load_faiss().IDSelectorBatch(np.ascontiguousarray(within, dtype=np.int64))
+        )
+        params: Any = load_faiss().SearchParametersIVF()
         params.nprobe = max(1, min(nprobe, self.nlist))
         params.sel = selector
         _, labels = self._index.search(vector, min(k, self.size), params=params)

@@ -3,6 +3,7 @@
 from undercroft_store import wiring  # noqa: F401 - fills the kernel's seams (admission, verify legs, resealers)
 from undercroft_store.errors import (
     AppendCollision,
+    CallerRequired,
     ChainBroken,
     DatabaseMissing,
     DrawerNotFound,
@@ -21,11 +22,12 @@ from undercroft_store.errors import (
     VaultExists,
     VaultNotFound,
 )
+from undercroft_store.facade import Memory, Palace
 from undercroft_store.kernel.schema import SCHEMA_VERSION
 from undercroft_store.kernel.screening import Bypass, BypassReason, Screen, Screening
 from undercroft_store.kernel.verdict import VerifyReport
 from undercroft_store.kernel.writes import MAX_CONTENT_BYTES, DrawerWrite, WriteResult
-from undercroft_store.palace import DEFAULT_VAULT, Palace, VaultStatus
+from undercroft_store.palace import DEFAULT_VAULT, VaultStatus
 from undercroft_store.stats import VaultStats
 from undercroft_store.store import EmbeddingMatrix, VaultStore
 
@@ -38,6 +40,7 @@ __all__ = [
     "AppendCollision",
     "Bypass",
     "BypassReason",
+    "CallerRequired",
     "ChainBroken",
     "DatabaseMissing",
     "DrawerNotFound",
@@ -50,6 +53,7 @@ __all__ = [
     "InvalidDrawer",
     "InvalidVaultName",
     "ManifestTampered",
+    "Memory",
     "Palace",
     "ReadOnlyStore",
     "RecordTampered",

@@ -20,6 +20,7 @@ __all__ = [
     "BackupMismatch",
     "BackupNotFound",
     "BackupRefused",
+    "CallerRequired",
     "ChainBroken",
     "DatabaseMalformed",
     "DatabaseMissing",
@@ -55,6 +56,12 @@ class Error(UndercroftError):
 
 class InvalidDrawer(Error, InvalidInput):
     """A drawer write was refused at the choke point (id shape, names, kind, content bound, type)."""
+
+
+class CallerRequired(InvalidDrawer, TypeError):
+    """A write through the Python facade named no ``added_by``: who writes is a required argument, by design.
+
+    A `TypeError` too, since to a Python caller it is a missing argument; an `InvalidDrawer` (exit 1) to a surface."""
 
 
 class NothingToRemember(InvalidDrawer):

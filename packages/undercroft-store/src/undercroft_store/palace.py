@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
+from typing import Self
 
 from undercroft_config import settings
 from undercroft_core.embedder import Embedder
@@ -87,7 +88,7 @@ class Palace:
         self._closed = False
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, *, read_only: bool = False) -> Palace:
+    def from_env(cls, env: Mapping[str, str] | None = None, *, read_only: bool = False) -> Self:
         """A palace from ``UNDERCROFT_HOME``, ``UNDERCROFT_PASSPHRASE`` and ``UNDERCROFT_FORCE_EMBEDDER``."""
         secret = settings.passphrase(env)
         return cls(
@@ -105,7 +106,7 @@ class Palace:
             self._master.wipe()
             self._master = None
 
-    def __enter__(self) -> Palace:
+    def __enter__(self) -> Self:
         """Use as a context manager."""
         return self
 

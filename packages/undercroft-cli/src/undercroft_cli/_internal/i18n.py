@@ -1,48 +1,65 @@
-"""The localisation seam for result strings: ``UNDERCROFT_LANG`` picks a catalogue; errors and help stay English.
+"""Localised result strings: ``UNDERCROFT_LANG`` picks a catalogue; errors, help and exit codes stay English.
 
-Only English is catalogued yet; every other declared language falls back to it key by key, so adding a
-language is adding a catalogue, never touching a command.
+The catalogues are data files shipped in this distribution (``_internal/catalogues/<code>.json``, one per
+language of the spec's i18n list: de es fr hi it ko pt ru zh, plus en), each a flat ``key -> str.format
+template`` map. English is the default and the fallback: an unset or empty ``UNDERCROFT_LANG`` is English; a
+language with no catalogue is English too, and the first result string of the run says so once on standard
+error (a note, never a failure — a result string must not stop a command that already did its work).
+Errors, ``--help`` and exit codes are never localised: they are the contract scripts and logs read.
+
+``tests/test_cli_i18n.py`` checks that every catalogue has exactly English's keys with the same fields, and
+that every key is used by a command.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 from collections.abc import Mapping
+from functools import cache
+from importlib import resources
 
-__all__ = ["CATALOGUES", "ENGLISH", "language", "message"]
+__all__ = ["CATALOGUED", "catalogue", "language", "message"]
 
-#: English result strings, by key. Fields are ``str.format`` names.
-ENGLISH: Mapping[str, str] = {
-    "mine.summary": "{verb}: {files} file(s), {drawers} drawer(s) — created {created}, updated {updated}, "
-    "unchanged {unchanged}, quarantined {quarantined}, skipped {skipped}",
-    "mine.skip": "skipped: {path}: {reason}{detail}",
-    "mine.quarantined": "quarantined: {aimed} filed as {landed} (held for review)",
-    "mine.dry_run": "dry run: nothing written",
-    "mine.would_file": "{verb}: {files} file(s), {drawers} drawer(s) would be filed — {rooms}; skipped {skipped}",
-    "delete_by_source.summary": "deleted {count} drawer(s) from {source}",
-    "delete_by_source.would": "would delete {count} drawer(s) from {source} (dry run: nothing deleted)",
-    "daemon.pass": "sweep {number}: created {created}, unchanged {unchanged}, quarantined {quarantined}, "
-    "skipped {skipped}",
-    "export.summary": "exported {drawers} drawer(s), {facts} fact(s), {entities} entit(ies), {tunnels} tunnel(s)"
-    " to {target}",
-    "export.sealed": "sealed bundle for {recipient} written to {target} (manifest {manifest})",
-    "import.summary": "imported {drawers} drawer(s) from {source} — created {created}, updated {updated}, "
-    "unchanged {unchanged}, quarantined {quarantined}, skipped {skipped}; facts {facts}, tunnels {tunnels}",
-    "import.attested": "bundle attestation: {status}{sender}",
-    "config.starts": "This environment starts",
-    "config.refuses": "This environment would refuse to start",
-}
-#: Catalogues by language code; a missing key falls back to English.
-CATALOGUES: Mapping[str, Mapping[str, str]] = {"en": ENGLISH}
+#: Every language with a catalogue: English first, then the spec's nine (docs/languages.md).
+CATALOGUED = ("en", "de", "es", "fr", "hi", "it", "ko", "pt", "ru", "zh")
+
+_noted: set[str] = set()  # the uncatalogued values already noted in this process (one note each per run)
+
+
+@cache
+def catalogue(code: str) -> Mapping[str, str]:
+    """The catalogue of language ``code`` (one of `CATALOGUED`), read once from its data file."""
+    if code not in CATALOGUED:
+        raise KeyError(f"no catalogue for {code!r}")
+    text = resources.files("undercroft_cli._internal").joinpath("catalogues", f"{code}.json").read_text("utf-8")
+    loaded = json.loads(text)
+    if not isinstance(loaded, dict) or not all(isinstance(v, str) for v in loaded.values()):
+        raise ValueError(f"catalogue {code}.json is not a flat object of strings")
+    return loaded
 
 
 def language(env: Mapping[str, str] | None = None) -> str:
-    """The language ``UNDERCROFT_LANG`` declares, ``en`` when unset or not catalogued."""
-    declared = (os.environ if env is None else env).get("UNDERCROFT_LANG", "en").strip().lower()
-    return declared if declared in CATALOGUES else "en"
+    """The catalogued language ``UNDERCROFT_LANG`` declares (``de``, ``pt-BR`` → ``pt``); ``en`` otherwise."""
+    declared = (os.environ if env is None else env).get("UNDERCROFT_LANG", "").strip().lower()
+    if not declared:
+        return "en"
+    base = declared.replace("_", "-").split("-", 1)[0].split(".", 1)[0]  # pt-BR, zh_CN.UTF-8 → pt, zh
+    if base in CATALOGUED:
+        return base
+    if declared not in _noted:
+        _noted.add(declared)
+        print(
+            f"note: UNDERCROFT_LANG={declared!r} has no catalogue (catalogued: {', '.join(CATALOGUED)}); "
+            "result strings are in English",
+            file=sys.stderr,
+        )
+    return "en"
 
 
 def message(key: str, *, env: Mapping[str, str] | None = None, **fields: object) -> str:
-    """The result string ``key`` in the declared language, formatted with ``fields``."""
-    template = CATALOGUES[language(env)].get(key, ENGLISH[key])
+    """The result string ``key`` in the declared language, formatted with ``fields`` (English when missing)."""
+    english = catalogue("en")[key]  # an unknown key is a programming error: KeyError, in every language
+    template = catalogue(language(env)).get(key, english)
     return template.format(**fields)

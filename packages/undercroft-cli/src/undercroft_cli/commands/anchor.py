@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 from undercroft_store import DEFAULT_VAULT
 from undercroft_store.governance.read_audit import anchor
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_OK
+from undercroft_cli._internal.i18n import message
 
 __all__ = ["anchor_command"]
 
 
 @click.command("anchor")
 @click.option("--vault", default=DEFAULT_VAULT, show_default=True)
-def anchor_command(vault: str) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print {vault, anchored_at}.")
+def anchor_command(vault: str, as_json: bool) -> int:
     """Anchor the manifest at the committed chain head."""
     with open_store(vault) as store:
         height = anchor(store)
-    click.echo(f"anchored at {height} records")
+    click.echo(
+        json.dumps({"vault": vault, "anchored_at": height}) if as_json else message("anchor.done", height=height)
+    )
     return EXIT_OK

@@ -10,6 +10,7 @@ from undercroft_store.integrity.backup import backup_vault, create_backup, list_
 
 from undercroft_cli._internal.composition import open_palace, vault_embedder
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
+from undercroft_cli.operations import verify_record
 
 __all__ = ["backup_group"]
 
@@ -53,13 +54,17 @@ def backup_list(vault: str, as_json: bool) -> int:
 @click.argument("backup_id")
 @click.option("--vault", default=None, help="Vault to replace (default: the one BACKUP_ID names, else default).")
 @click.option("--force", is_flag=True, help="Restore even while another process holds the vault open.")
-def backup_restore(backup_id: str, vault: str | None, force: bool) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print {vault, backup_id, verify} (same exit code).")
+def backup_restore(backup_id: str, vault: str | None, force: bool, as_json: bool) -> int:
     """Replace a vault with snapshot BACKUP_ID (``<vault>-<stamp>``; verified first; refused while in use
     unless --force). An older bare ``<stamp>`` id restores into --vault (default: default)."""
     if vault is None:
         vault = backup_vault(backup_id) or DEFAULT_VAULT
     with open_palace() as palace:
         report = restore_backup(palace, vault, backup_id, vault_embedder(palace, vault), force=force)
+    if as_json:
+        click.echo(json.dumps({"vault": vault, "backup_id": backup_id, "verify": verify_record(report)}))
+        return EXIT_OK if report.ok else EXIT_INTEGRITY
     click.echo(f"restored vault {vault!r} from backup {backup_id}")
     click.echo(report.render())
     return EXIT_OK if report.ok else EXIT_INTEGRITY

@@ -10,6 +10,7 @@ from undercroft_core import KIND_VOCAB, Drawer
 from undercroft_store import DEFAULT_VAULT
 
 from undercroft_cli._internal.composition import open_reader, open_store
+from undercroft_cli._internal.i18n import message
 
 __all__ = ["drawer_group", "remember_command"]
 
@@ -101,9 +102,10 @@ def drawer_list(vault: str, wing: str | None, room: str | None, kind: str | None
 @drawer_group.command("delete")
 @click.argument("drawer_id")
 @_VAULT
-def drawer_delete(drawer_id: str, vault: str) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print {id, deleted}.")
+def drawer_delete(drawer_id: str, vault: str, as_json: bool) -> int:
     """Delete drawer DRAWER_ID (leaves a keyed tombstone and an audit record)."""
     with open_store(vault) as store:
         store.delete(drawer_id)
-    click.echo(f"deleted: {drawer_id}")
+    click.echo(json.dumps({"id": drawer_id, "deleted": True}) if as_json else message("deleted.id", id=drawer_id))
     return 0

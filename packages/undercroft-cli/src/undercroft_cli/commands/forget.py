@@ -13,6 +13,7 @@ from undercroft_vault import SigningIdentity, parse_signing_identity
 
 from undercroft_cli._internal.composition import INDEX_BACKENDS, open_mirror, open_store
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
+from undercroft_cli._internal.i18n import message
 from undercroft_cli._internal.private_file import reserve_output
 from undercroft_cli.operations import erasure_record
 
@@ -37,8 +38,15 @@ def load_signer(path: Path | None) -> SigningIdentity | None:
     type=click.Choice(INDEX_BACKENDS),
     help="Delete the drawers from this remote mirror too (before the local erasure; repeatable).",
 )
+@click.option("--json", "as_json", is_flag=True, help="Print {ids, out, receipt} (the receipt inline unless --out).")
 def forget_command(
-    ids: tuple[str, ...], vault: str, reason: str, sign: Path | None, out: Path | None, backends: tuple[str, ...]
+    ids: tuple[str, ...],
+    vault: str,
+    reason: str,
+    sign: Path | None,
+    out: Path | None,
+    backends: tuple[str, ...],
+    as_json: bool,
 ) -> int:
     """Destroy drawers through the audit chain and print the erasure receipt."""
     signer = load_signer(sign)
@@ -55,11 +63,17 @@ def forget_command(
         if signer is not None:
             signer.wipe()
         document = receipt.to_json()
-        if output is None:
+        if output is not None:
+            output.write((document + "\n").encode("ascii"))
+        if as_json:
+            inline = None if output is not None else receipt.to_dict()
+            click.echo(
+                json.dumps({"ids": list(receipt.ids), "out": None if out is None else str(out), "receipt": inline})
+            )
+        elif output is None:
             click.echo(document)
         else:
-            output.write((document + "\n").encode("ascii"))
-            click.echo(f"forgot {len(receipt.ids)} drawer(s); receipt written to {out}")
+            click.echo(message("forget.written", count=len(receipt.ids), out=out))
     return EXIT_OK
 
 

@@ -12,6 +12,7 @@ from undercroft_store.memory.kg.graph import KnowledgeGraph
 from undercroft_store.memory.kg.receipts import IntegrityVerdict, fact_receipts
 
 from undercroft_cli._internal.composition import open_reader, open_store
+from undercroft_cli._internal.i18n import message
 
 __all__ = ["kg_group"]
 
@@ -32,7 +33,7 @@ def _show(facts: list[Fact], as_json: bool) -> None:
     for fact in facts:
         click.echo(_line(fact))
     if not facts:
-        click.echo("no facts")
+        click.echo(message("kg.no_facts"))
 
 
 @click.group("kg")
@@ -121,11 +122,12 @@ def kg_rel(predicate: str, vault: str, as_of: str | None, grounding: str | None,
 @click.argument("fact_id")
 @_VAULT
 @click.option("--ended", default=None, help="When it stopped being true (default now).")
-def kg_invalidate(fact_id: str, vault: str, ended: str | None) -> int:
+@_JSON
+def kg_invalidate(fact_id: str, vault: str, ended: str | None, as_json: bool) -> int:
     """Close FACT_ID's validity window."""
     with open_store(vault) as store:
         fact = KnowledgeGraph(store).invalidate(fact_id, ended=ended)
-    click.echo(f"closed: {fact.id} at {fact.valid_to}")
+    click.echo(json.dumps(fact.to_dict(), ensure_ascii=False) if as_json else f"closed: {fact.id} at {fact.valid_to}")
     return 0
 
 
@@ -134,10 +136,14 @@ def kg_invalidate(fact_id: str, vault: str, ended: str | None) -> int:
 @click.argument("new_object")
 @_VAULT
 @click.option("--at", default=None, help="When the change happened (default now).")
-def kg_supersede(fact_id: str, new_object: str, vault: str, at: str | None) -> int:
+@_JSON
+def kg_supersede(fact_id: str, new_object: str, vault: str, at: str | None, as_json: bool) -> int:
     """Close FACT_ID and open its successor with NEW_OBJECT, atomically."""
     with open_store(vault) as store:
         closed, successor = KnowledgeGraph(store).supersede(fact_id, new_object, at=at)
+    if as_json:
+        click.echo(json.dumps({"closed": closed.to_dict(), "opened": successor.to_dict()}, ensure_ascii=False))
+        return 0
     click.echo(f"closed: {closed.id}\nopened: {successor.id}")
     return 0
 
@@ -168,23 +174,34 @@ def kg_stats(vault: str, as_json: bool) -> int:
 @_VAULT
 @click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True)
-def kg_entities(vault: str, limit: int, offset: int) -> int:
+@_JSON
+def kg_entities(vault: str, limit: int, offset: int, as_json: bool) -> int:
     """Entities, paged."""
     with open_reader(vault) as store:
-        for entity in KnowledgeGraph(store).entities(limit=limit, offset=offset):
-            click.echo(f"{entity.id}  {entity.name}")
+        entities = KnowledgeGraph(store).entities(limit=limit, offset=offset)
+    if as_json:
+        rows = [{"id": entity.id, "name": entity.name} for entity in entities]
+        click.echo(json.dumps({"entities": rows, "offset": offset}, ensure_ascii=False))
+        return 0
+    for entity in entities:
+        click.echo(f"{entity.id}  {entity.name}")
     return 0
 
 
 @kg_group.command("receipts")
 @_VAULT
 @click.option("--integrity-only", is_flag=True, help="One HMAC per fact, no drawer reads: {ok, checked}.")
-def kg_receipts(vault: str, integrity_only: bool) -> int:
+@_JSON
+def kg_receipts(vault: str, integrity_only: bool, as_json: bool) -> int:
     """Receipt verdicts per cited fact (exit 2 when any is tampered)."""
     with open_store(vault, read_only=True) as store:
         result = fact_receipts(store, integrity_only=integrity_only)
     if isinstance(result, IntegrityVerdict):
         click.echo(json.dumps({"ok": result.ok, "checked": result.checked}))
+        return 0 if result.ok else 2
+    if as_json:
+        rows = [{"fact_id": r.fact_id, "source_drawer": r.source_drawer, "verdict": r.verdict} for r in result.receipts]
+        click.echo(json.dumps({"ok": result.ok, "receipts": rows, "counts": result.counts, "uncited": result.uncited}))
         return 0 if result.ok else 2
     for receipt in result.receipts:
         click.echo(f"{receipt.fact_id}  {receipt.source_drawer}  {receipt.verdict}")
@@ -198,8 +215,14 @@ def kg_receipts(vault: str, integrity_only: bool) -> int:
 @click.option("--class", "authority_class", type=click.Choice(AUTHORITY_CLASSES), default=None)
 @click.option("--review", "review_state", type=click.Choice(REVIEW_STATES), default=None)
 @click.option("--key", "canonical_key", default=None, help="The canonical key the fact answers.")
+@_JSON
 def kg_authority(
-    fact_id: str, vault: str, authority_class: str | None, review_state: str | None, canonical_key: str | None
+    fact_id: str,
+    vault: str,
+    authority_class: str | None,
+    review_state: str | None,
+    canonical_key: str | None,
+    as_json: bool,
 ) -> int:
     """Declare FACT_ID's authority tier (operator only; promotion displaces the key's holder)."""
     with open_store(vault) as store:
@@ -207,6 +230,10 @@ def kg_authority(
             store, fact_id, authority_class=authority_class, review_state=review_state, canonical_key=canonical_key
         )
     fact = change.fact
+    if as_json:
+        displaced = None if change.displaced is None else change.displaced.to_dict()
+        click.echo(json.dumps({"fact": fact.to_dict(), "displaced": displaced}, ensure_ascii=False))
+        return 0
     click.echo(f"{fact.id}  {fact.authority_class}  {fact.review_state}  {fact.canonical_key or '-'}")
     if change.displaced is not None:
         click.echo(f"displaced: {change.displaced.id}")

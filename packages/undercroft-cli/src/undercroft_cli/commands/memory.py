@@ -16,6 +16,7 @@ from undercroft_store.memory.wakeup import wake_up
 
 from undercroft_cli._internal.composition import open_palace, open_reader, open_store
 from undercroft_cli._internal.egress import advised_egress
+from undercroft_cli._internal.i18n import message
 from undercroft_cli.operations import closet_record, dedup_record, drawer_record, hallway_record, reached_records
 
 __all__ = [
@@ -45,10 +46,14 @@ def diary_group() -> None:
 @click.argument("text", required=False)
 @_VAULT
 @click.option("--topic", default=None, help="Room for the entry (default entries).")
-def diary_write(agent: str, text: str | None, vault: str, topic: str | None) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print {results: [{outcome, id}]} (as remember does).")
+def diary_write(agent: str, text: str | None, vault: str, topic: str | None, as_json: bool) -> int:
     """Append TEXT (or standard input) to AGENT's diary."""
     with open_store(vault) as store:
         results = write_diary(store, agent, _text(text), topic=topic)
+    if as_json:
+        click.echo(json.dumps({"results": [{"outcome": r.outcome, "id": r.id} for r in results]}))
+        return 0
     for result in results:
         click.echo(f"{result.outcome}: {result.id}")
     return 0
@@ -99,13 +104,14 @@ def tunnel_group() -> None:
 @_VAULT
 @click.option("--from-room", default=None)
 @click.option("--to-room", default=None)
+@click.option("--json", "as_json", is_flag=True, help="Print the tunnel (as tunnel list --json does).")
 def tunnel_create(
-    from_wing: str, to_wing: str, label: str, vault: str, from_room: str | None, to_room: str | None
+    from_wing: str, to_wing: str, label: str, vault: str, from_room: str | None, to_room: str | None, as_json: bool
 ) -> int:
     """Link FROM_WING to TO_WING with LABEL."""
     with open_store(vault) as store:
         tunnel = create_tunnel(store, from_wing, to_wing, label, from_room=from_room, to_room=to_room)
-    click.echo(f"created: {tunnel.id}")
+    click.echo(json.dumps(tunnel.to_dict(), ensure_ascii=False) if as_json else f"created: {tunnel.id}")
     return 0
 
 
@@ -148,11 +154,12 @@ def tunnel_follow(tunnel_id: str, vault: str, from_wing: str | None, limit: int,
 @tunnel_group.command("delete")
 @click.argument("tunnel_id")
 @_VAULT
-def tunnel_delete(tunnel_id: str, vault: str) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print {id, deleted}.")
+def tunnel_delete(tunnel_id: str, vault: str, as_json: bool) -> int:
     """Delete TUNNEL_ID (audited)."""
     with open_store(vault) as store:
         delete_tunnel(store, tunnel_id)
-    click.echo(f"deleted: {tunnel_id}")
+    click.echo(json.dumps({"id": tunnel_id, "deleted": True}) if as_json else message("deleted.id", id=tunnel_id))
     return 0
 
 
@@ -249,7 +256,10 @@ def dedup_command(vault: str, wing: str | None, apply: bool, as_json: bool) -> i
 @click.option("--wing", default=None)
 @click.option("--room", default=None)
 @click.option("--threshold", type=click.FloatRange(min=0.0, max=1.0, min_open=True), default=None)
-def check_dup_command(text: str | None, vault: str, wing: str | None, room: str | None, threshold: float | None) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Accepted for uniformity: the verdict is always JSON.")
+def check_dup_command(
+    text: str | None, vault: str, wing: str | None, room: str | None, threshold: float | None, as_json: bool
+) -> int:
     """Is TEXT already stored? Prints {duplicate, id, exact, similarity}."""
     with open_store(vault, read_only=True) as store:
         found = check_duplicate(store, _text(text), wing=wing, room=room, threshold=threshold)

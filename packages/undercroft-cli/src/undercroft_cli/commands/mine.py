@@ -218,13 +218,23 @@ def transcript_group() -> None:
 
 @transcript_group.command("render")
 @click.argument("path", metavar="FILE")
-def transcript_render(path: str) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print {path, format, messages: [{speaker, text}]}.")
+def transcript_render(path: str, as_json: bool) -> int:
     """Print FILE (any supported transcript format) as `SPEAKER said, "…"` paragraphs, words verbatim."""
-    from undercroft_cli.mining import render_transcript
+    from undercroft_cli.mining import parse_transcript, render_transcript
 
     target = Path(path).expanduser()
     if not target.is_file():
         raise click.BadParameter(f"{path}: no such file", param_hint="FILE")
+    if as_json:
+        transcript = parse_transcript(target)
+        messages = [{"speaker": m.speaker, "text": m.text} for m in transcript.messages]
+        click.echo(
+            json.dumps(
+                {"path": str(target), "format": str(transcript.format), "messages": messages}, ensure_ascii=False
+            )
+        )
+        return EXIT_OK
     click.echo(render_transcript(target))
     return EXIT_OK
 

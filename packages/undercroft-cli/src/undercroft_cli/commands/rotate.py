@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
+
 import click
 from undercroft_store.integrity.rotation import rotate_vault
 
@@ -13,7 +16,8 @@ __all__ = ["rotate_command"]
 
 @click.command("rotate")
 @click.argument("name")
-def rotate_command(name: str) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print the rotation report as JSON (docs/cli.md).")
+def rotate_command(name: str, as_json: bool) -> int:
     """Re-key vault NAME: fresh salt and keys, one transaction, two-phase manifest swap.
 
     Refuses (exit 2) a vault failing verify on a leg it would rewrite, and (exit 1) one another process
@@ -22,5 +26,5 @@ def rotate_command(name: str) -> int:
     """
     with open_palace() as palace:
         report = rotate_vault(palace, name, vault_embedder(palace, name))
-    click.echo(report.render())
+    click.echo(json.dumps(asdict(report)) if as_json else report.render())
     return EXIT_OK

@@ -1,10 +1,11 @@
 """``undercroft search``: hybrid search over one vault, each hit rendered with its evidence.
 
-Every hit shows its wing/room, the drawer's own date, its id and the four evidence channels on their own
-line, then — when they apply — how long ago that was (``--as-of``), the other days the same words were
-recorded and the dates resolved out of its text; then the verbatim content. ``--json`` prints the result
-object instead. A date window in force is announced (``date window … read from the query``), and every
-filter discloses what it excluded.
+Every hit shows its wing/room, the drawer's content date when it has one (beside its filing date), its id
+and the evidence channels on their own line (exact and morph BM25 as a share of the page's strongest), then
+— when they apply — how long ago that was (``--as-of``), the other days the same words were recorded and the
+dates resolved out of its text; then the verbatim content. ``--json`` prints the result object instead (raw
+BM25). A date window in force is announced (``date window … read from the query``), and every filter
+discloses what it excluded.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from undercroft_store import DEFAULT_VAULT
 from undercroft_store.search import Searcher, SearchHit, SearchRequest, SearchResult
 
 from undercroft_cli._internal.composition import INDEX_BACKENDS, open_mirror, open_reader, open_store
+from undercroft_cli._internal.i18n import message
 from undercroft_cli.operations import (
     ValueRefused,
     no_hits_line,
@@ -29,22 +31,30 @@ from undercroft_cli.operations import (
     search_disclosures,
 )
 
-__all__ = ["EVIDENCE_NOTE", "render_hit", "render_result", "search_command"]
+__all__ = ["render_hit", "render_result", "search_command"]
 
 
-EVIDENCE_NOTE = (
-    "(score: the fused rank score; semantic: cosine similarity; lexical: the lexical channel the fusion used; "
-    "exact and morph: raw BM25 over the exact and the stemmed words - comparable within one query, not across)"
-)
+def _share(value: float, strongest: float) -> float:
+    """``value`` as a share of the page's strongest (0 when nothing on the page matched lexically)."""
+    return value / strongest if strongest > 0 else 0.0
 
 
-def render_hit(hit: SearchHit) -> list[str]:
-    """The lines of one hit: header, evidence, optional dates, then the content indented."""
-    dated = hit.content_date or hit.filed_at
+def render_hit(hit: SearchHit, *, strongest: tuple[float, float] | None = None) -> list[str]:
+    """The lines of one hit: header, evidence, optional dates, then the content indented.
+
+    The header names the content date (the date the words are about, from the source) when there is one,
+    beside the filing date; ``strongest`` (the page's top exact and morph BM25) normalises those two channels,
+    which are raw BM25 otherwise."""
+    dated = f"{hit.content_date} (content date; filed {hit.filed_at})" if hit.content_date else f"filed {hit.filed_at}"
+    exact, morph = (
+        (hit.lexical_exact, hit.lexical_morph)
+        if strongest is None
+        else (_share(hit.lexical_exact, strongest[0]), _share(hit.lexical_morph, strongest[1]))
+    )
     lines = [
         f"[{hit.rank + 1}] {hit.wing}/{hit.room}  {dated}  {hit.id}",
         f"    score {hit.score:.3f}  semantic {hit.semantic:.3f}  lexical {hit.lexical:.3f}  "
-        f"exact {hit.lexical_exact:.3f}  morph {hit.lexical_morph:.3f}",
+        f"exact {exact:.3f}  morph {morph:.3f}",
     ]
     if hit.elapsed is not None:
         lines.append(f"    elapsed: {hit.elapsed}")
@@ -60,12 +70,16 @@ def render_hit(hit: SearchHit) -> list[str]:
 def render_result(result: SearchResult) -> list[str]:
     """The whole page: notes (window, disclosures), then each hit, or a line saying there were none."""
     lines = search_disclosures(result)
+    strongest = (
+        max((hit.lexical_exact for hit in result.hits), default=0.0),
+        max((hit.lexical_morph for hit in result.hits), default=0.0),
+    )
     for hit in result.hits:
-        lines.extend(render_hit(hit))
+        lines.extend(render_hit(hit, strongest=strongest))
     if not result.hits:
         lines.append(no_hits_line(result))
     else:
-        lines.append(EVIDENCE_NOTE)
+        lines.append(message("search.evidence"))
     return lines
 
 

@@ -49,7 +49,15 @@ def _read_text_arg(value: str, what: str) -> str:
 @click.option("--to", "recipient", default=None, help="Seal to this recipient (pq1… or 64 hex), or its file.")
 @click.option("--sign", "sign_key", default=None, help="Signing identity file (bundle sign-keygen) to attest with.")
 @click.option("--expires-days", type=click.IntRange(1, 3650), default=30, show_default=True)
-def export_command(vault: str, out: str | None, recipient: str | None, sign_key: str | None, expires_days: int) -> int:
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the summary as JSON (on standard error when the export itself goes to standard output).",
+)
+def export_command(
+    vault: str, out: str | None, recipient: str | None, sign_key: str | None, expires_days: int, as_json: bool
+) -> int:
     """Export every drawer (with its embedding), KG entity and fact and tunnel as decrypted JSONL.
 
     The first line is a manifest with counts. With --to the JSONL is sealed into a bundle only that
@@ -110,6 +118,17 @@ def export_command(vault: str, out: str | None, recipient: str | None, sign_key:
     if note is not None:
         click.echo(f"warning: {note}", err=True)
     target = out or "standard output"
+    if as_json:
+        summary = {
+            "vault": vault,
+            "out": out,
+            "sealed": to is not None,
+            "recipient": to.encode() if to is not None else None,
+            "sha256": digest,
+            "counts": counts,
+        }
+        click.echo(json.dumps(summary), err=out is None)
+        return EXIT_OK
     click.echo(
         message(
             "export.summary",

@@ -11,6 +11,7 @@ from undercroft_store.kernel.trust import list_trust, set_trust
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_OK
+from undercroft_cli._internal.i18n import message
 
 __all__ = ["trust_group"]
 
@@ -24,11 +25,15 @@ def trust_group() -> None:
 @click.argument("wing")
 @click.argument("trust")
 @click.option("--vault", default=DEFAULT_VAULT, show_default=True)
-def set_command(wing: str, trust: str, vault: str) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print the assignment {wing, trust, at}.")
+def set_command(wing: str, trust: str, vault: str, as_json: bool) -> int:
     """Assign TRUST (one of quarantined, standard, trusted) to WING: a tagged row and a chain record."""
     with open_store(vault) as store:
         assignment = set_trust(store, wing, trust)
-    click.echo(f"trust {assignment.wing}: {assignment.trust} (at {assignment.at})")
+    if as_json:
+        click.echo(json.dumps(assignment.to_dict(), sort_keys=True))
+        return EXIT_OK
+    click.echo(message("trust.assigned", wing=assignment.wing, trust=assignment.trust, at=assignment.at))
     return EXIT_OK
 
 
@@ -46,7 +51,7 @@ def list_command(wing: str | None, vault: str, as_json: bool) -> int:
         click.echo(f"trust {wing}: standard (unassigned)")
     else:
         for assignment in assignments:
-            click.echo(f"trust {assignment.wing}: {assignment.trust} (at {assignment.at})")
+            click.echo(message("trust.assigned", wing=assignment.wing, trust=assignment.trust, at=assignment.at))
         if not assignments:
             click.echo(f"no wing assigned; every wing is standard (classes: {', '.join(TRUST_VOCAB)})")
     return EXIT_OK

@@ -8,6 +8,7 @@ import click
 from undercroft_store import DEFAULT_VAULT
 
 from undercroft_cli._internal.composition import open_palace
+from undercroft_cli._internal.i18n import message
 
 __all__ = ["init_command", "vault_group"]
 
@@ -25,7 +26,7 @@ def init_command(level: str, as_json: bool) -> int:
     if as_json:
         click.echo(json.dumps({"created": created, "vault": DEFAULT_VAULT, "home": str(where)}))
         return 0
-    click.echo(f"{'created' if created else 'already present'}: vault {DEFAULT_VAULT!r} in {where}")
+    click.echo(message("init.created" if created else "init.present", vault=DEFAULT_VAULT, home=where))
     return 0
 
 
@@ -37,11 +38,15 @@ def vault_group() -> None:
 @vault_group.command("create")
 @click.argument("name")
 @click.option("--level", type=_LEVEL, default="sealed", show_default=True)
-def vault_create(name: str, level: str) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print {vault, level, path}.")
+def vault_create(name: str, level: str, as_json: bool) -> int:
     """Create vault NAME (own keys, own database)."""
     with open_palace() as palace:
         path = palace.create_vault(name, level=level)  # type: ignore[arg-type]
-    click.echo(f"created vault {name!r} ({level}) at {path}")
+    if as_json:
+        click.echo(json.dumps({"vault": name, "level": level, "path": str(path)}))
+        return 0
+    click.echo(message("vault.created", vault=name, level=level, path=path))
     return 0
 
 
@@ -78,11 +83,12 @@ def vault_status(name: str, as_json: bool) -> int:
 @vault_group.command("delete")
 @click.argument("name")
 @click.option("--yes", is_flag=True, help="Confirm the irreversible delete.")
-def vault_delete(name: str, yes: bool) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print {vault, deleted}.")
+def vault_delete(name: str, yes: bool, as_json: bool) -> int:
     """Delete vault NAME and every file in it (irreversible; needs --yes)."""
     if not yes:
         raise click.UsageError(f"deleting vault {name!r} is irreversible: pass --yes to confirm")
     with open_palace() as palace:
         palace.delete_vault(name)
-    click.echo(f"deleted vault {name!r}")
+    click.echo(json.dumps({"vault": name, "deleted": True}) if as_json else message("vault.deleted", vault=name))
     return 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
 from pathlib import Path
 
 import click
@@ -10,6 +12,7 @@ from undercroft_store.integrity.witness import check_witness_document, emit_witn
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_OK
+from undercroft_cli._internal.i18n import message
 from undercroft_cli._internal.private_file import write_private
 from undercroft_cli.commands.forget import load_signer
 
@@ -25,16 +28,20 @@ def witness_group() -> None:
 @click.option("--vault", default=DEFAULT_VAULT, show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="write the witness here")
 @click.option("--sign", "sign", type=click.Path(dir_okay=False, path_type=Path), help="signing identity file")
-def emit_command(vault: str, out: Path | None, sign: Path | None) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print {out, witness} (the witness document inline).")
+def emit_command(vault: str, out: Path | None, sign: Path | None, as_json: bool) -> int:
     """Emit the row count and unkeyed digest of the audit trail (head as corroboration)."""
     signer = load_signer(sign)
     with open_store(vault, read_only=True) as store:
         document = emit_witness(store, signer=signer).to_json()
-    if out is None:
+    if out is not None:
+        write_private(out, (document + "\n").encode("ascii"))
+    if as_json:
+        click.echo(json.dumps({"out": None if out is None else str(out), "witness": json.loads(document)}))
+    elif out is None:
         click.echo(document)
     else:
-        write_private(out, (document + "\n").encode("ascii"))
-        click.echo(f"witness written to {out}")
+        click.echo(message("witness.written", out=out))
     return EXIT_OK
 
 
@@ -42,9 +49,10 @@ def emit_command(vault: str, out: Path | None, sign: Path | None) -> int:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--vault", default=DEFAULT_VAULT, show_default=True)
 @click.option("--sender", default=None, help="pin the sender that must have signed")
-def check_command(file: Path, vault: str, sender: str | None) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print {ok, writes_since, corroboration, signature}.")
+def check_command(file: Path, vault: str, sender: str | None, as_json: bool) -> int:
     """WITNESS OK when the chain extends the witness; exit 2 when rolled back below it."""
     with open_store(vault, read_only=True) as store:
         verdict = check_witness_document(store, file.read_bytes(), pinned_sender=sender)
-    click.echo(verdict.render())
+    click.echo(json.dumps({"ok": True, **asdict(verdict)}) if as_json else verdict.render())
     return EXIT_OK

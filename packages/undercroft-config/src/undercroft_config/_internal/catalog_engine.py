@@ -85,7 +85,8 @@ CORE: tuple[Declaration, ...] = (
         "en",
         "one of " + ", ".join(LANGUAGES),
         D.ACCEPT,
-        "CLI result-string language; unknown languages fall back to English.",
+        "CLI result-string language (errors, help and exit codes stay English); a language with no catalogue "
+        "falls back to English with a note on stderr.",
         p.opaque_text,
         constant("en"),
     ),

@@ -12,9 +12,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from rapidfuzz import process
-from rapidfuzz.distance import Levenshtein
-
 from undercroft_core.errors import InvalidInput
 from undercroft_core.language.morphology import MorphRule, lexeme_keys, require_language, same_lexeme
 from undercroft_core.language.resolution import LanguageResolution
@@ -115,6 +112,11 @@ class VocabularyIndex:
         budget = typo_budget(term)
         if budget == 0:
             return ()
+        # rapidfuzz loads on the first typo lookup, not at import: every `undercroft` start that opens the store
+        # imports this module, and most (remember, stats, serve-mcp's start) never match a typo.
+        from rapidfuzz import process
+        from rapidfuzz.distance import Levenshtein
+
         found = process.extract(term, self._terms, scorer=Levenshtein.distance, score_cutoff=budget, limit=None)
         return tuple(sorted(choice for choice, _score, _index in found if choice != term and len(choice) >= 3))
 
