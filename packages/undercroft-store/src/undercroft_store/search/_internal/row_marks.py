@@ -26,8 +26,10 @@ __all__ = [
     "REBUILD_SHARE",
     "SMALL_VAULT",
     "EmbeddingRows",
+    "decode_codes",
     "decode_rows",
     "embedding_rows",
+    "row_mark",
     "tag_marks",
     "tags_of",
     "too_many",
@@ -97,7 +99,7 @@ def embedding_rows(source: object, seqs: set[int] | None = None) -> EmbeddingRow
         for batch in _in_batches(seqs):
             holes = ",".join("?" * len(batch))
             rows += connection.execute(f"{columns} WHERE seq IN ({holes}) ORDER BY seq", batch).fetchall()
-    marks = [hashlib.blake2b(bytes(tag) + bytes(blob), digest_size=16).digest() for _, _, tag, blob, _ in rows]
+    marks = [row_mark(bytes(tag), bytes(blob)) for _, _, tag, blob, _ in rows]
     return EmbeddingRows(
         seqs=np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows)),
         marks=marks,
@@ -107,9 +109,21 @@ def embedding_rows(source: object, seqs: set[int] | None = None) -> EmbeddingRow
     )
 
 
+def row_mark(tag: bytes, blob: bytes) -> bytes:
+    """A row's change mark: a digest of its tag and its stored embedding blob."""
+    return hashlib.blake2b(tag + blob, digest_size=16).digest()
+
+
 def decode_rows(source: VaultStore, rows: EmbeddingRows, positions: list[int]) -> NDArray[np.float32]:
     """The unit float32 rows at ``positions`` of ``rows``: each sealed blob opened under ``{id}/emb`` (a
     failure is `RecordTampered`, as in `VaultStore.iter_embeddings`); a blob of another vector space is zero."""
+    return unit_rows(*decode_codes(source, rows, positions))
+
+
+def decode_codes(
+    source: VaultStore, rows: EmbeddingRows, positions: list[int]
+) -> tuple[NDArray[np.int8], NDArray[np.float32]]:
+    """`decode_rows` before dequantising: the int8 codes and per-row scales (zero for another vector space)."""
     context = readable(source._context)
     dimension = context.embedder.dimension
     codes = np.zeros((len(positions), dimension), dtype=np.int8)
@@ -125,7 +139,7 @@ def decode_rows(source: VaultStore, rows: EmbeddingRows, positions: list[int]) -
             scales[row], codes[row] = unpack_row(packed, dimension)
         except EmbeddingRefused:
             pass  # semantically invisible until repair re-embeds it (a blob that opened is authentic)
-    return unit_rows(codes, scales)
+    return codes, scales
 
 
 def unit_rows(codes: NDArray[np.int8], scales: NDArray[np.float32]) -> NDArray[np.float32]:
