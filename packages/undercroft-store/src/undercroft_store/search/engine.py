@@ -188,7 +188,7 @@ class Searcher:
         scaled = self.tier
         if scaled is None:
             if not self.snapshot.tried and self._mirror is None:
-                self.snapshot.restore(self._store, self.cache, self.lexicon)
+                self._postings = self.snapshot.restore(self._store, self.cache, self.lexicon) or self._postings
             seqs, unit = self.cache.load(self._store)
             return seqs, FullScanTier(seqs, unit)
         if isinstance(scaled, HnswTier):

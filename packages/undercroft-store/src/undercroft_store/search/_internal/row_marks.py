@@ -144,7 +144,8 @@ def decode_codes(
 
 def unit_rows(codes: NDArray[np.int8], scales: NDArray[np.float32]) -> NDArray[np.float32]:
     """Dequantise and normalise rows (zero rows stay zero); row by row, so a subset matches the whole."""
-    vectors = codes.astype(np.float32) * scales[:, np.newaxis]
+    vectors = codes.astype(np.float32)
+    vectors *= scales[:, np.newaxis]  # in place: the same products, one matrix-sized buffer fewer
     norms = np.linalg.norm(vectors, axis=1)
     vectors /= np.where(norms > 0.0, norms, 1.0)[:, np.newaxis]
     return vectors

@@ -46,6 +46,7 @@ from undercroft_store.search._internal.change_feed import change_feed
 from undercroft_store.search._internal.row_marks import row_mark, unit_rows
 from undercroft_store.search.candidates import EmbeddingCache
 from undercroft_store.search.lexicon import Lexicon, LexiconImage
+from undercroft_store.search.postings import Postings
 from undercroft_store.store import VaultStore
 
 __all__ = ["FORMAT", "MIN_DRAWERS", "SearchSnapshot"]
@@ -104,14 +105,15 @@ def _state(store: VaultStore) -> _State:
     generation = store.generation
     connection = readable(store._context).connection
     rows = connection.execute("SELECT seq, tag, embedding FROM drawers ORDER BY seq").fetchall()
+    seq_list = [seq for seq, _, _ in rows]
+    tag_list = [bytes(tag) for _, tag, _ in rows]
+    mark_list = [row_mark(tag, bytes(blob)) for tag, (_, _, blob) in zip(tag_list, rows, strict=True)]
+    seqs = np.array(seq_list, dtype=np.int64)
     digest = hashlib.blake2b(json.dumps(_binding(store), sort_keys=True).encode(), digest_size=_DIGEST)
-    tags: dict[int, bytes] = {}
-    marks: dict[int, bytes] = {}
-    for seq, tag, blob in rows:
-        tags[int(seq)] = bytes(tag)
-        mark = marks[int(seq)] = row_mark(bytes(tag), bytes(blob))
-        digest.update(struct.pack(">q", int(seq)) + mark)
-    seqs = np.fromiter(tags, dtype=np.int64, count=len(tags))
+    digest.update(seqs.astype(">i8").tobytes())  # every seq, then every mark (each 16 bytes), in seq order
+    digest.update(b"".join(mark_list))
+    tags = dict(zip(seq_list, tag_list, strict=True))
+    marks = dict(zip(seq_list, mark_list, strict=True))
     return _State(generation, position, seqs, tags, marks, digest.hexdigest())
 
 
@@ -188,30 +190,33 @@ class SearchSnapshot:
         #: format or language layer), stale (the rows moved since it was taken).
         self.refusals: Counter[str] = Counter()
 
-    def restore(self, store: object, cache: EmbeddingCache, lexicon: Lexicon) -> bool:
+    def restore(self, store: object, cache: EmbeddingCache, lexicon: Lexicon) -> Postings | None:
         """Fill ``cache`` and ``lexicon`` from the stored snapshot when it matches the vault now (once per
-        searcher); otherwise leave them empty and ask ``cache`` to keep the codes of its full fill."""
+        searcher) and return the postings of that state; otherwise (None) leave them empty and ask ``cache``
+        to keep the codes of its full fill."""
         if self.tried or not isinstance(store, VaultStore):
-            return False
+            return None
         self.tried = True
         cache.keep_codes = True
         context = readable(store._context)
         parts = table.read_parts(context.connection)
         if not parts:
-            return False
+            return None
         try:
-            self._take(store, parts, cache, lexicon)
+            postings = self._take(store, parts, cache, lexicon)
         except _Refused as refusal:
             self.refusals[str(refusal)] += 1
-            return False
+            return None
         except (ValueError, KeyError, TypeError, IndexError, struct.error):
             self.refusals["layout"] += 1  # a payload that passed its seal yet does not parse: never ours
-            return False
+            return None
         self.loaded += 1
         cache.keep_codes = False
-        return True
+        return postings
 
-    def _take(self, store: VaultStore, parts: list[tuple[int, bytes]], cache: EmbeddingCache, lexicon: Lexicon) -> None:
+    def _take(
+        self, store: VaultStore, parts: list[tuple[int, bytes]], cache: EmbeddingCache, lexicon: Lexicon
+    ) -> Postings:
         envelope = Envelope(readable(store._context))
         count = len(parts)
         opened = []
@@ -255,6 +260,20 @@ class SearchSnapshot:
         seqs = state.seqs.tolist()
         cache.adopt(state.generation, state.seqs, unit, state.marks, state.position)
         lexicon.adopt(image, seqs, state.generation, state.tags, state.position)
+        # The postings of `Postings.build` over these entries, inverted from the flat cells directly: each
+        # term's holders ascend because the rows do and the sort is stable.
+        term_ids = image.cells >> 32
+        owners = np.repeat(state.seqs, image.cell_counts)
+        order = np.argsort(term_ids, kind="stable")
+        starts = np.concatenate(([0], np.cumsum(np.bincount(term_ids, minlength=len(image.terms))))).astype(np.intp)
+        return Postings(
+            state.generation,
+            lexicon.epoch,
+            starts,
+            np.ascontiguousarray(owners[order]),
+            lexicon.marks,
+            state.position,
+        )
 
     def store_after_fill(self, store: object, cache: EmbeddingCache, lexicon: Lexicon) -> bool:
         """Seal and store the state the caches hold after a full fill, when it is whole and still current;
