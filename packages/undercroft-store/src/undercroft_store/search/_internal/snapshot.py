@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import struct
 from collections import Counter
 from dataclasses import dataclass
@@ -289,7 +290,10 @@ class SearchSnapshot:
         if image is None or lexicon.generation != fill.generation:
             return False  # the lexicon does not hold every drawer (a search that never needed them all)
         envelope = Envelope(context)
-        connection.execute("BEGIN IMMEDIATE")
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError:
+            return False  # another writer holds the vault past the busy timeout: the snapshot is optional
         try:
             # Under the write lock: the rows as they are now must be the rows the caches were filled from.
             state = _state(store)
@@ -297,17 +301,22 @@ class SearchSnapshot:
                 connection.execute("ROLLBACK")
                 return False
             payload = _payload(_binding(store), state, fill.codes, fill.scales, image)
-            digest = hashlib.blake2b(payload, digest_size=_DIGEST).digest()
-            whole = digest + payload
-            chunks = [whole[first : first + PART_BYTES] for first in range(0, len(whole), PART_BYTES)]
+            view = memoryview(payload)
+            # Part 0 opens with the payload's digest; each part is sliced and sealed in turn (no whole copy).
+            head = PART_BYTES - _DIGEST
+            starts = [0, *range(head, len(payload), PART_BYTES)]
+            sealed = []
+            for index, first in enumerate(starts):
+                chunk = view[first : head if index == 0 else first + PART_BYTES].tobytes()
+                if index == 0:
+                    chunk = hashlib.blake2b(payload, digest_size=_DIGEST).digest() + chunk
+                sealed.append(envelope.close(table.part_domain(index, len(starts)), chunk))
+            view.release()
             table.create_table(connection)
             table.drop_rows(connection)
             connection.executemany(
                 f"INSERT INTO {table.SNAPSHOT_TABLE} (part, blob) VALUES (?, ?)",  # noqa: S608 - a constant name
-                [
-                    (index, envelope.close(table.part_domain(index, len(chunks)), chunk))
-                    for index, chunk in enumerate(chunks)
-                ],
+                list(enumerate(sealed)),
             )
             connection.execute("COMMIT")
         except BaseException:
