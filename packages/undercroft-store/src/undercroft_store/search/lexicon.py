@@ -7,7 +7,8 @@ from content, so like the bag it exists only here, in RAM, and goes with the ent
 Entries are keyed by ``seq``. When `VaultStore.generation` moves (any committed write, by any connection) the
 cache diffs ``seq → tag`` (the HMAC tag covers id, meta and content) against the marks it was filled under and
 drops only the entries of vanished or changed drawers; past a quarter of the vault, or in a small vault, it is
-dropped whole. It lives in RAM only: a sealed vault writes nothing content-derived to disk.
+dropped whole. It lives in RAM; at rest it exists only inside the vault's sealed search snapshot
+(`search._internal.snapshot`: `export` and `adopt`), never in clear.
 
 Terms are interned into one vocabulary per cache, and each term is filed once under its lexeme keys, so a
 search finds a query term's morphological relatives by lookup instead of re-keying the pool's vocabulary.
