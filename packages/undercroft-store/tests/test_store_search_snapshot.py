@@ -335,3 +335,12 @@ def test_a_read_only_handle_takes_a_snapshot_and_never_stores_one(home: Path) ->
     with Palace(home) as palace, palace.open_vault("v", HashEmbedder(), read_only=True) as store:
         searcher = Searcher(store, HashEmbedder())
         assert _hits(searcher) == fresh and searcher.snapshot.loaded == 1
+
+
+def test_a_snapshot_of_another_language_layer_is_refused_unparsed(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Another build's tokenizer or language vote may read the same words differently: its term bags are not reused.
+    fresh = _store_one(home)
+    monkeypatch.setattr(snapshot_module.undercroft_core, "__version__", "0.0.0-other")
+    with _opened(home) as (_, searcher):
+        assert _hits(searcher) == fresh
+        assert searcher.snapshot.refusals == {"bound": 1} and searcher.snapshot.stored == 1

@@ -30,6 +30,7 @@ __all__ = [
     "decode_rows",
     "embedding_rows",
     "row_mark",
+    "row_norms",
     "tag_marks",
     "tags_of",
     "too_many",
@@ -142,10 +143,26 @@ def decode_codes(
     return codes, scales
 
 
-def unit_rows(codes: NDArray[np.int8], scales: NDArray[np.float32]) -> NDArray[np.float32]:
-    """Dequantise and normalise rows (zero rows stay zero); row by row, so a subset matches the whole."""
+def _dequantised(codes: NDArray[np.int8], scales: NDArray[np.float32]) -> NDArray[np.float32]:
     vectors = codes.astype(np.float32)
     vectors *= scales[:, np.newaxis]  # in place: the same products, one matrix-sized buffer fewer
-    norms = np.linalg.norm(vectors, axis=1)
+    return vectors
+
+
+def row_norms(codes: NDArray[np.int8], scales: NDArray[np.float32]) -> NDArray[np.float32]:
+    """The norm `unit_rows` divides each dequantised row by (zero for a zero row), bit for bit."""
+    norms: NDArray[np.float32] = np.linalg.norm(_dequantised(codes, scales), axis=1)
+    return norms
+
+
+def unit_rows(
+    codes: NDArray[np.int8], scales: NDArray[np.float32], norms: NDArray[np.float32] | None = None
+) -> NDArray[np.float32]:
+    """Dequantise and normalise rows (zero rows stay zero); row by row, so a subset matches the whole.
+
+    ``norms``: the rows' `row_norms` computed before (the search snapshot stores them), saving that pass."""
+    vectors = _dequantised(codes, scales)
+    if norms is None:
+        norms = np.linalg.norm(vectors, axis=1)
     vectors /= np.where(norms > 0.0, norms, 1.0)[:, np.newaxis]
     return vectors

@@ -34,7 +34,7 @@ import sqlite3
 import struct
 from collections import Counter
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import undercroft_core
@@ -44,7 +44,7 @@ from undercroft_store.kernel import snapshot_table as table
 from undercroft_store.kernel._internal.transaction import readable
 from undercroft_store.kernel.tier_tables import Envelope
 from undercroft_store.search._internal.change_feed import change_feed
-from undercroft_store.search._internal.row_marks import row_mark, unit_rows
+from undercroft_store.search._internal.row_marks import row_mark, row_norms, unit_rows
 from undercroft_store.search.candidates import EmbeddingCache
 from undercroft_store.search.lexicon import Lexicon, LexiconImage
 from undercroft_store.search.postings import Postings
@@ -53,7 +53,7 @@ from undercroft_store.store import VaultStore
 __all__ = ["FORMAT", "MIN_DRAWERS", "SearchSnapshot"]
 
 #: The payload layout's version (bound inside the seal: a snapshot of another layout is refused, not parsed).
-FORMAT: Final = 1
+FORMAT: Final = 2
 #: Vaults smaller than this fill their caches from the drawers (cheap there) and store no snapshot.
 MIN_DRAWERS: Final = 1024
 #: Plaintext bytes per sealed part (the sealing bound is 16 MiB).
@@ -63,6 +63,7 @@ _DIGEST: Final = 32
 _SECTIONS: Final = (
     ("seqs", np.int64),
     ("scales", np.float32),
+    ("norms", np.float32),
     ("codes", np.int8),
     ("cells", np.int64),
     ("cell_counts", np.int64),
@@ -132,6 +133,7 @@ def _payload(
     arrays: dict[str, NDArray[np.generic]] = {
         "seqs": state.seqs,
         "scales": scales,
+        "norms": row_norms(codes, scales),
         "codes": codes.reshape(-1),
         "cells": image.cells,
         "cell_counts": image.cell_counts,
@@ -164,18 +166,23 @@ class _Refused(Exception):
     """A stored snapshot that may not be taken; the message is the reason counted."""
 
 
-def _parse(payload: bytes) -> tuple[dict[str, object], dict[str, NDArray[np.generic]]]:
+def _header(payload: bytes) -> dict[str, Any]:
     (length,) = struct.unpack(">I", payload[:4])
-    header = json.loads(payload[4 : 4 + length])
+    header: dict[str, Any] = json.loads(payload[4 : 4 + length])
+    header["_offset"] = 4 + length
+    return header
+
+
+def _parse(payload: bytes, header: dict[str, Any]) -> dict[str, NDArray[np.generic]]:
     arrays: dict[str, NDArray[np.generic]] = {}
-    offset = 4 + length
+    offset = int(header["_offset"])
     for (name, dtype), size in zip(_SECTIONS, header["sizes"], strict=True):
         width = np.dtype(dtype).itemsize * int(size)
         arrays[name] = np.frombuffer(payload, dtype=dtype, count=int(size), offset=offset)
         offset += width
     if offset != len(payload):
         raise _Refused("layout")
-    return header, arrays
+    return arrays
 
 
 class SearchSnapshot:
@@ -229,33 +236,35 @@ class SearchSnapshot:
         digest, payload = opened[0][:_DIGEST], opened[0][_DIGEST:] + b"".join(opened[1:])
         if hashlib.blake2b(payload, digest_size=_DIGEST).digest() != digest:
             raise _Refused("torn")
-        header, arrays = _parse(payload)
+        header = _header(payload)
+        if header.get("binding") != _binding(store):
+            raise _Refused("bound")  # another key generation, embedder, format or language layer: not parsed
+        arrays = _parse(payload, header)
         state = _state(store)
         if header["state"] != state.digest:
-            # The digest folds the binding in: tell a snapshot of another generation of keys from a stale one.
-            raise _Refused("stale" if header.get("binding") == _binding(store) else "bound")
+            raise _Refused("stale")
         rows = len(state.seqs)
         if header["rows"] != rows or not np.array_equal(arrays["seqs"], state.seqs):
             raise _Refused("layout")
         dimension = readable(store._context).embedder.dimension
         codes = np.asarray(arrays["codes"], dtype=np.int8).reshape(rows, dimension)
-        unit = unit_rows(codes, np.asarray(arrays["scales"], dtype=np.float32))
-        scripts = [frozenset(found) for found in header["scripts"]]  # type: ignore[attr-defined]
+        unit = unit_rows(codes, np.asarray(arrays["scales"], dtype=np.float32), np.asarray(arrays["norms"]))
+        scripts = [frozenset(found) for found in header["scripts"]]
         rooms, languages = header["rooms"], header["languages"]
         sizes = np.asarray(arrays["bucket_sizes"]).tolist()
         ids = np.asarray(arrays["bucket_ids"]).tolist()
         ends = np.cumsum([0, *sizes]).tolist()
-        keys: list[str] = header["keys"]  # type: ignore[assignment]
+        keys: list[str] = header["keys"]
         image = LexiconImage(
-            terms=list(header["terms"]),  # type: ignore[call-overload]
+            terms=list(header["terms"]),
             cells=np.asarray(arrays["cells"], dtype=np.int64),
             cell_counts=np.asarray(arrays["cell_counts"], dtype=np.int64),
             voters=np.asarray(arrays["voters"], dtype=np.int64),
             voter_counts=np.asarray(arrays["voter_counts"], dtype=np.int64),
             lengths=np.asarray(arrays["lengths"], dtype=np.int64),
             scripts=[scripts[i] for i in np.asarray(arrays["script_rows"]).tolist()],
-            rooms=[rooms[i] for i in np.asarray(arrays["room_rows"]).tolist()],  # type: ignore[index]
-            languages=[None if i < 0 else languages[i] for i in np.asarray(arrays["language_rows"]).tolist()],  # type: ignore[index]
+            rooms=[rooms[i] for i in np.asarray(arrays["room_rows"]).tolist()],
+            languages=[None if i < 0 else languages[i] for i in np.asarray(arrays["language_rows"]).tolist()],
             buckets={key: ids[ends[k] : ends[k + 1]] for k, key in enumerate(keys)},
         )
         seqs = state.seqs.tolist()
