@@ -10,8 +10,9 @@
 Store mode prints one JSON line per size: ingest rate (no searcher on the handle), the first search after
 reopening the vault, warm p50/p95 after `Searcher.warm()`, the first search after each of 9 `remember` calls,
 ingest of 2,000 more drawers with a searcher attached (its change feed installed), the first search after them,
-the raw numpy scan (cached matrix · query, top 320) and the peak RSS. The corpus is `bench_search.py`'s (Zipf
-pseudo-words, 20 rooms; five-word queries drawn from one drawer).
+the raw numpy scan (cached matrix · query, top 320), the first and second search of two more opens (after those
+writes, then after nothing more was written: the sealed snapshot's case) and the peak RSS. The corpus is
+`bench_search.py`'s (Zipf pseudo-words, 20 rooms; five-word queries drawn from one drawer).
 
 ``--clock cpu`` (the default) times `time.process_time`: on a shared machine the wall clock mostly measures
 the wait for a core. Set ``OPENBLAS_NUM_THREADS=1`` so CPU time is one thread's.
@@ -123,6 +124,17 @@ def run(size: int, queries: int, clock: Callable[[], float], seed: int = 7) -> d
                 np.argpartition(-(unit @ vector), min(319, len(unit) - 1))[:320]
                 scans.append(clock() - started)
             out["raw_scan_p50_ms"] = _pct(scans, 0.5)
+        # Two more opens: the first after the writes above (a snapshot taken before them is stale: refused and
+        # stored again), the second with nothing written since (the sealed snapshot, when the tree has one).
+        for key in ("first_after_writes_reopen_ms", "first_after_quiet_reopen_ms"):
+            with palace.open_vault("bench", embedder) as store:
+                searcher = Searcher(store, embedder)
+                started = clock()
+                searcher.search(SearchRequest(asked[1], limit=10))
+                out[key] = round((clock() - started) * 1000, 1)
+                started = clock()
+                searcher.search(SearchRequest(asked[2], limit=10))
+                out[key.replace("first", "second")] = round((clock() - started) * 1000, 1)
     out["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     return out
 

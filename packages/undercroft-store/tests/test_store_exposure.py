@@ -31,7 +31,7 @@ from undercroft_store.governance.forgetting import forget
 from undercroft_store.governance.quarantine import install_gate
 from undercroft_store.governance.retention import set_retention, sweep
 from undercroft_store.integrity.exposure import EXPOSURE, FILES, META_KEYS, SHAPES
-from undercroft_store.kernel import tier_tables
+from undercroft_store.kernel import snapshot_table, tier_tables
 from undercroft_store.kernel.trust import set_trust
 from undercroft_store.memory.diaries import write_diary
 from undercroft_store.memory.kg.facts import AUTHORITY_CLASSES, REVIEW_STATES
@@ -177,7 +177,9 @@ def _tier_columns() -> set[tuple[str, str]]:
     memory = sqlite3.connect(":memory:")
     try:
         tier_tables.create_tables(memory)
-        return {(t, c) for t, c in _columns(memory) if t in tier_tables.TIER_TABLES}
+        snapshot_table.create_table(memory)  # the search snapshot's table appears once a vault is large enough
+        derived = {*tier_tables.TIER_TABLES, snapshot_table.SNAPSHOT_TABLE}
+        return {(t, c) for t, c in _columns(memory) if t in derived}
     finally:
         memory.close()
 

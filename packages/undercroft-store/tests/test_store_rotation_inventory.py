@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import undercroft_store.integrity.rotation as rotation
 from undercroft_store.governance import quarantine
-from undercroft_store.kernel import seams
+from undercroft_store.kernel import seams, snapshot_table
 from undercroft_store.kernel.schema import TAGGED_TABLES
 from undercroft_store.kernel.tier_tables import TIER_TABLES
 from undercroft_store.memory.kg import rotation as kg_rotation
@@ -26,7 +26,7 @@ SOURCE = Path(rotation.__file__).read_text(encoding="utf-8")
 
 #: A domain that lives in a table is sealed again under the new keys by this call (receiver, method).
 #: Domains of derived artifacts: dropped on rotation by their tables' registered hook, rebuilt, never re-sealed.
-DERIVED = {DomainKind.PQ_ARTIFACT}
+DERIVED = {DomainKind.PQ_ARTIFACT, DomainKind.SEARCH_SNAPSHOT}
 #: Domains re-sealed by the reseal hook their table's feature registers (checked in that module's source).
 HOOKED = {
     DomainKind.QUEUE_META: (quarantine, ("Domain", "queue_meta"), ("new", "seal")),
@@ -158,3 +158,5 @@ def test_derived_domains_are_dropped_by_a_registered_hook() -> None:
     # rotation's transaction and the tier rebuilds under the new keys.
     for table in TIER_TABLES:
         assert seams.resealers()[table] is drop_on_rotation, table
+    # ... and so is the search snapshot (issue 19): emptied in the rotation's transaction, rebuilt at the next open.
+    assert seams.resealers()[snapshot_table.SNAPSHOT_TABLE] is snapshot_table.drop_on_rotation

@@ -11,7 +11,7 @@ from __future__ import annotations
 from undercroft_store.governance import quarantine
 from undercroft_store.governance.retention import reseal_retention
 from undercroft_store.integrity.verify import verify_vault
-from undercroft_store.kernel import seams
+from undercroft_store.kernel import seams, snapshot_table
 from undercroft_store.kernel.trust import reseal_trust_rows
 from undercroft_store.memory.kg.rotation import RESEAL_HOOKS
 from undercroft_store.memory.kg.verify import check_surfaces
@@ -31,5 +31,6 @@ for _table, _hook in {
     "admission_queue": quarantine.reseal_queue_rows,
     "wing_trust": reseal_trust_rows,
     **dict.fromkeys(tiers.TIER_TABLES, tiers.drop_on_rotation),  # derived: dropped, rebuilt under the new keys
+    snapshot_table.SNAPSHOT_TABLE: snapshot_table.drop_on_rotation,  # derived: dropped, rebuilt at the next open
 }.items():
     seams.register_resealer(_table, _hook)

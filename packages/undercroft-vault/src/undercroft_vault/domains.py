@@ -40,6 +40,7 @@ class DomainKind(IntEnum):
     QUEUE_META = 11
     LABEL_NAMES = 12
     SURFACE_META = 13
+    SEARCH_SNAPSHOT = 14
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,12 @@ class Domain:
     def surface_meta(cls, record_id: str) -> Domain:
         """``surface/{id}/meta`` — the sealed metadata of a memory-surface row (a tunnel's ends and time)."""
         return cls(DomainKind.SURFACE_META, "surface/" + _component(record_id, "record id") + "/meta")
+
+    @classmethod
+    def search_snapshot(cls, part: str) -> Domain:
+        """``searchsnap/{part}`` — one part of the sealed snapshot of a vault's derived search state (the
+        embedding matrix and the drawers' term bags: a fast open's cache, rebuilt from the drawers at will)."""
+        return cls(DomainKind.SEARCH_SNAPSHOT, "searchsnap/" + _component(part, "snapshot part"))
 
     def aad(self, vault_id: str) -> bytes:
         """The associated data binding this domain to `vault_id`."""

@@ -191,6 +191,11 @@ EXPOSURE: Final[tuple[Exposed, ...]] = (
         ("seq", "count", "which drawers hold a PQ code"),
         ("blob", "sealed", "size only (the code and its keyed mark)"),
     ),
+    *_rows(
+        "search_snapshot",
+        ("part", "count", "how many parts the search snapshot holds (derived, dropped on forget and rotation)"),
+        ("blob", "sealed", "size only (the embedding matrix and the drawers' term bags, as of one state)"),
+    ),
 )
 
 #: Every ``meta`` key of a sealed vault → (shape, what it reveals).

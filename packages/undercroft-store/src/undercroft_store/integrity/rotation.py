@@ -96,6 +96,9 @@ SEALED_DOMAINS: Final[dict[DomainKind, str | None]] = {
     DomainKind.QUEUE_META: "admission_queue.signals",
     DomainKind.LABEL_NAMES: "meta.label_names",
     DomainKind.SURFACE_META: "tunnels.meta_json",
+    # Derived, never re-sealed: kernel.snapshot_table.drop_on_rotation (wired in undercroft_store.wiring) empties
+    # the table in the rotation's transaction; the next open rebuilds the snapshot under the new keys.
+    DomainKind.SEARCH_SNAPSHOT: "search_snapshot.blob",
 }
 
 #: Every tag-carrying table → what rotation does to its tags.

@@ -51,6 +51,7 @@ from undercroft_store.kernel._internal.write_decision import (
 )
 from undercroft_store.kernel.screening import Bypass, BypassReason, Screen, Screening
 from undercroft_store.kernel.seams import write_screen
+from undercroft_store.kernel.snapshot_table import drop_rows as drop_search_snapshot
 
 __all__ = [
     "MAX_BATCH",
@@ -520,6 +521,9 @@ def delete_drawers(context: VaultContext, ids: Sequence[str], *, allow_quarantin
 def _delete_rows(context: VaultContext, wanted: Sequence[str], at: str, *, allow_quarantine: bool) -> list[AuditRow]:
     connection = context.connection
     audit: list[AuditRow] = []
+    # The search snapshot is derived from every drawer's words: none of a deleted drawer's may outlive this
+    # transaction, sealed or not (the next open rebuilds it from what remains).
+    drop_search_snapshot(connection)
     for drawer_id in wanted:
         row = connection.execute("SELECT seq, wing, tag FROM drawers WHERE id = ?", (drawer_id,)).fetchone()
         if row is None:

@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 from undercroft_store.search._internal.change_feed import change_feed
 from undercroft_store.search._internal.row_marks import (
     EmbeddingRows,
+    decode_codes,
     decode_rows,
     embedding_rows,
     too_many,
@@ -48,6 +49,7 @@ __all__ = [
     "Candidates",
     "EmbeddingCache",
     "EmbeddingSource",
+    "FullFill",
     "FullScanTier",
     "PoolPlan",
     "joined",
@@ -77,6 +79,17 @@ class EmbeddingSource(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class FullFill:
+    """What a full fill decoded: the rows (ascending seq) as int8 codes and scales, with their change marks."""
+
+    generation: int
+    seqs: NDArray[np.int64]
+    codes: NDArray[np.int8]
+    scales: NDArray[np.float32]
+    marks: dict[int, bytes]
+
+
+@dataclass(frozen=True, slots=True)
 class _Snapshot:
     generation: int
     seqs: NDArray[np.int64]
@@ -101,6 +114,10 @@ class EmbeddingCache:
         #: Refreshes for a moved generation (full or incremental), and rows opened by incremental ones.
         self.rebuilds = 0
         self.reopened = 0
+        #: Set by the search snapshot: a full fill then keeps the int8 codes it decoded (`FullFill`), which the
+        #: snapshot seals and then releases (they are the matrix's stored form, a quarter of its size).
+        self.keep_codes = False
+        self.full_fill: FullFill | None = None
 
     def load(self, source: EmbeddingSource) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
         """``(seqs, unit rows)`` for the source's current generation, refreshed only when it moved."""
@@ -128,19 +145,40 @@ class EmbeddingCache:
         known = old.marks if old is not None else None
         every = list(range(len(rows.marks)))
         if old is None or known is None:
-            return _Snapshot(generation, rows.seqs, decode_rows(source, rows, every), marks, position)
+            return self._full(source, generation, rows, marks, position)
         stale = [i for i, (seq, mark) in enumerate(marks.items()) if known.get(seq) != mark]
         if too_many(len(stale) + len(known.keys() - marks.keys()), len(every)):
-            return _Snapshot(generation, rows.seqs, decode_rows(source, rows, every), marks, position)
+            return self._full(source, generation, rows, marks, position)
         # Unchanged rows are copied from the old matrix in one gather (a new array: a caller may still hold
         # the old one); only the stale rows, overwritten below, are opened again.
         if len(old.seqs) == 0:
-            return _Snapshot(generation, rows.seqs, decode_rows(source, rows, every), marks, position)
+            return self._full(source, generation, rows, marks, position)
         unit = old.unit[np.minimum(np.searchsorted(old.seqs, rows.seqs), len(old.seqs) - 1)]
         if stale:
             unit[stale] = decode_rows(source, rows, stale)
             self.reopened += len(stale)
         return _Snapshot(generation, rows.seqs, unit, marks, position)
+
+    def _full(
+        self, source: VaultStore, generation: int, rows: EmbeddingRows, marks: dict[int, bytes], position: int | None
+    ) -> _Snapshot:
+        """Every row opened again (kept as codes too when the snapshot asked: `keep_codes`)."""
+        codes, scales = decode_codes(source, rows, list(range(len(rows.marks))))
+        self.full_fill = FullFill(generation, rows.seqs, codes, scales, marks) if self.keep_codes else None
+        return _Snapshot(generation, rows.seqs, unit_rows(codes, scales), marks, position)
+
+    def adopt(
+        self,
+        generation: int,
+        seqs: NDArray[np.int64],
+        unit: NDArray[np.float32],
+        marks: dict[int, bytes],
+        position: int | None,
+    ) -> None:
+        """Hold ``unit`` (rows by ascending ``seqs``, each row's change mark in ``marks``) as the matrix of
+        ``generation``: a verified snapshot's, read as of the handle's change-feed ``position``."""
+        self._snapshot = _Snapshot(generation, seqs, unit, marks, position)
+        self._spare = None
 
     def _apply(
         self,
@@ -193,6 +231,7 @@ class EmbeddingCache:
         """Drop the cached matrix (closing a vault wipes it with the keys)."""
         self._snapshot = None
         self._spare = None
+        self.full_fill = None
 
 
 def _merged(

@@ -31,6 +31,7 @@ from undercroft_store.kernel.mirror import Mirror, require_mirror
 from undercroft_store.kernel.trust import trust_assignments as read_trust
 from undercroft_store.search._internal.analysis import AnalysisMemo
 from undercroft_store.search._internal.scope_memo import ScopeMemo
+from undercroft_store.search._internal.snapshot import SearchSnapshot
 from undercroft_store.search.candidates import (
     TILED_DEPTH,
     CandidateTier,
@@ -129,6 +130,8 @@ class Searcher:
         self._scopes = ScopeMemo(store)
         self._analysis = AnalysisMemo()  # entities and time mentions: once per drawer, not once per hit
         self._postings: Postings | None = None
+        #: The vault's sealed snapshot of this state: tried at the first search, stored after a full fill.
+        self.snapshot = SearchSnapshot()
         self._dated = DatedIndex()
         self._mirror = mirror
         self._mirror_checked = False
@@ -184,6 +187,8 @@ class Searcher:
         """Every live seq and the tier that draws this search's candidates, brought to the store's generation."""
         scaled = self.tier
         if scaled is None:
+            if not self.snapshot.tried and self._mirror is None:
+                self._postings = self.snapshot.restore(self._store, self.cache, self.lexicon) or self._postings
             seqs, unit = self.cache.load(self._store)
             return seqs, FullScanTier(seqs, unit)
         if isinstance(scaled, HnswTier):
@@ -248,7 +253,15 @@ class Searcher:
             seqs, _ = self._drawing_tier()
             before = self.lexicon.filled
             self._postings = self._indexed(seqs)
-            return self.lexicon.filled - before
+            filled = self.lexicon.filled - before
+        self._store_snapshot()
+        return filled
+
+    def _store_snapshot(self) -> None:
+        """After a full fill of the caches: seal them into the vault's snapshot (`search._internal.snapshot`)."""
+        if self.cache.full_fill is not None:
+            with silent(self._store, InternalRead.INDEX_MAINTENANCE):
+                self.snapshot.store_after_fill(self._store, self.cache, self.lexicon)
 
     def _indexed(self, seqs: NDArray[np.int64]) -> Postings:
         """The postings for the store's current generation: patched by the tag diff, or built once."""
@@ -337,9 +350,11 @@ class Searcher:
             self._mirror_checked = True
         for attempt in range(1, _ATTEMPTS + 1):
             try:
-                return self._search_once(request, final=attempt == _ATTEMPTS)
+                result = self._search_once(request, final=attempt == _ATTEMPTS)
             except _Vanished:
                 continue
+            self._store_snapshot()
+            return result
         raise AssertionError("unreachable: the final attempt never raises _Vanished")  # pragma: no cover
 
     def _search_once(self, request: SearchRequest, *, final: bool) -> SearchResult:

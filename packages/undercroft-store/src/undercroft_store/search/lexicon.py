@@ -7,7 +7,8 @@ from content, so like the bag it exists only here, in RAM, and goes with the ent
 Entries are keyed by ``seq``. When `VaultStore.generation` moves (any committed write, by any connection) the
 cache diffs ``seq → tag`` (the HMAC tag covers id, meta and content) against the marks it was filled under and
 drops only the entries of vanished or changed drawers; past a quarter of the vault, or in a small vault, it is
-dropped whole. It lives in RAM only: a sealed vault writes nothing content-derived to disk.
+dropped whole. It lives in RAM; at rest it exists only inside the vault's sealed search snapshot
+(`search._internal.snapshot`: `export` and `adopt`), never in clear.
 
 Terms are interned into one vocabulary per cache, and each term is filed once under its lexeme keys, so a
 search finds a query term's morphological relatives by lookup instead of re-keying the pool's vocabulary.
@@ -32,7 +33,16 @@ from undercroft_store.search._internal.row_marks import tag_marks, tags_of, too_
 from undercroft_store.search._internal.term_bags import TermBag, term_bag
 from undercroft_store.store import VaultStore
 
-__all__ = ["FILL_BATCH", "NO_LANGUAGE", "VOTER_WORDS", "BagSource", "LexicalEntry", "LexicalPool", "Lexicon"]
+__all__ = [
+    "FILL_BATCH",
+    "NO_LANGUAGE",
+    "VOTER_WORDS",
+    "BagSource",
+    "LexicalEntry",
+    "LexicalPool",
+    "Lexicon",
+    "LexiconImage",
+]
 
 #: Drawers hydrated per batch when filling (and warming) the cache.
 FILL_BATCH: Final = 500
@@ -128,6 +138,23 @@ class LexicalPool:
                 totals[term_id] = totals.get(term_id, 0) + (cell & _COUNT_MASK)
         terms = self.lexicon.terms
         return {terms[term_id]: total for term_id, total in totals.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class LexiconImage:
+    """A lexicon's entries for a list of seqs as flat arrays (`Lexicon.export`, `Lexicon.adopt`): the search
+    snapshot's lexical half. Cells and voters are laid end to end, ``*_counts`` cells per row."""
+
+    terms: list[str]
+    cells: NDArray[np.int64]
+    cell_counts: NDArray[np.int64]
+    voters: NDArray[np.int64]
+    voter_counts: NDArray[np.int64]
+    lengths: NDArray[np.int64]
+    scripts: list[frozenset[str]]
+    rooms: list[str]
+    languages: list[str | None]
+    buckets: dict[str, list[int]]
 
 
 class Lexicon:
@@ -233,6 +260,72 @@ class Lexicon:
     def near(self, term: str) -> set[int]:
         """Ids of the cached terms filed under one of ``term``'s lexeme keys (candidate relatives)."""
         return {other for key in _keys(term) for other in self._buckets.get(key, ())}
+
+    def export(self, seqs: Sequence[int]) -> LexiconImage | None:
+        """The entries of ``seqs`` (in order) over a vocabulary of just the terms they hold (term ids renumbered,
+        order kept: a term held only by a dropped drawer is not carried), or None when one is not held."""
+        held = [self._entries.get(seq) for seq in seqs]
+        if any(entry is None for entry in held):
+            return None
+        entries = [entry for entry in held if entry is not None]
+        cells = np.frombuffer(b"".join(entry.cells for entry in entries), dtype=np.int64)
+        voters = np.frombuffer(b"".join(entry.voters for entry in entries), dtype=np.int64)
+        used = np.unique(cells >> _COUNT_BITS)
+        remap = np.full(len(self.terms), -1, dtype=np.int64)
+        remap[used] = np.arange(len(used), dtype=np.int64)
+        # Ascending ids stay ascending, so every entry's cells stay sorted.
+
+        def renumber(packed: NDArray[np.int64]) -> NDArray[np.int64]:
+            renumbered: NDArray[np.int64] = (remap[packed >> _COUNT_BITS] << _COUNT_BITS) | (packed & _COUNT_MASK)
+            return renumbered
+
+        kept = set(used.tolist())
+        buckets = {
+            key: ids
+            for key, members in self._buckets.items()
+            if (ids := [int(remap[member]) for member in members if member in kept])
+        }
+        return LexiconImage(
+            terms=[self.terms[term_id] for term_id in used.tolist()],
+            cells=renumber(cells),
+            cell_counts=np.fromiter((len(e.cells) // 8 for e in entries), dtype=np.int64, count=len(entries)),
+            voters=renumber(voters),
+            voter_counts=np.fromiter((len(e.voters) // 8 for e in entries), dtype=np.int64, count=len(entries)),
+            lengths=np.fromiter((e.length for e in entries), dtype=np.int64, count=len(entries)),
+            scripts=[e.scripts for e in entries],
+            rooms=[e.room for e in entries],
+            languages=[e.language for e in entries],
+            buckets=buckets,
+        )
+
+    def adopt(
+        self, image: LexiconImage, seqs: Sequence[int], generation: int, marks: dict[int, bytes], position: int | None
+    ) -> None:
+        """Hold ``image`` (the entries of ``seqs``, in order) as the cache of ``generation``: a verified
+        snapshot's, its ``marks`` (seq → tag) read as of the handle's change-feed ``position``."""
+        self.clear()
+        self.terms = list(image.terms)
+        self._vocabulary = {term: term_id for term_id, term in enumerate(self.terms)}
+        self._buckets = {key: list(ids) for key, ids in image.buckets.items()}
+        cell_ends = np.cumsum(image.cell_counts).tolist()
+        voter_ends = np.cumsum(image.voter_counts).tolist()
+        cells, voters = image.cells.tobytes(), image.voters.tobytes()
+        entries: dict[int, LexicalEntry] = {}
+        cell_start = voter_start = 0
+        for row, seq in enumerate(seqs):
+            scripts = self._scripts.setdefault(image.scripts[row], image.scripts[row])
+            cell_end, voter_end = cell_ends[row], voter_ends[row]
+            entries[seq] = LexicalEntry(
+                cells[cell_start * 8 : cell_end * 8],
+                int(image.lengths[row]),
+                scripts,
+                image.rooms[row],
+                image.languages[row],
+                voters[voter_start * 8 : voter_end * 8],
+            )
+            cell_start, voter_start = cell_end, voter_end
+        self._entries = entries
+        self._marks, self._generation, self._position = marks, generation, position
 
     def _intern(self, term: str) -> int:
         found = self._vocabulary.get(term)

@@ -26,8 +26,11 @@ __all__ = [
     "REBUILD_SHARE",
     "SMALL_VAULT",
     "EmbeddingRows",
+    "decode_codes",
     "decode_rows",
     "embedding_rows",
+    "row_mark",
+    "row_norms",
     "tag_marks",
     "tags_of",
     "too_many",
@@ -97,7 +100,7 @@ def embedding_rows(source: object, seqs: set[int] | None = None) -> EmbeddingRow
         for batch in _in_batches(seqs):
             holes = ",".join("?" * len(batch))
             rows += connection.execute(f"{columns} WHERE seq IN ({holes}) ORDER BY seq", batch).fetchall()
-    marks = [hashlib.blake2b(bytes(tag) + bytes(blob), digest_size=16).digest() for _, _, tag, blob, _ in rows]
+    marks = [row_mark(bytes(tag), bytes(blob)) for _, _, tag, blob, _ in rows]
     return EmbeddingRows(
         seqs=np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows)),
         marks=marks,
@@ -107,9 +110,21 @@ def embedding_rows(source: object, seqs: set[int] | None = None) -> EmbeddingRow
     )
 
 
+def row_mark(tag: bytes, blob: bytes) -> bytes:
+    """A row's change mark: a digest of its tag and its stored embedding blob."""
+    return hashlib.blake2b(tag + blob, digest_size=16).digest()
+
+
 def decode_rows(source: VaultStore, rows: EmbeddingRows, positions: list[int]) -> NDArray[np.float32]:
     """The unit float32 rows at ``positions`` of ``rows``: each sealed blob opened under ``{id}/emb`` (a
     failure is `RecordTampered`, as in `VaultStore.iter_embeddings`); a blob of another vector space is zero."""
+    return unit_rows(*decode_codes(source, rows, positions))
+
+
+def decode_codes(
+    source: VaultStore, rows: EmbeddingRows, positions: list[int]
+) -> tuple[NDArray[np.int8], NDArray[np.float32]]:
+    """`decode_rows` before dequantising: the int8 codes and per-row scales (zero for another vector space)."""
     context = readable(source._context)
     dimension = context.embedder.dimension
     codes = np.zeros((len(positions), dimension), dtype=np.int8)
@@ -125,12 +140,29 @@ def decode_rows(source: VaultStore, rows: EmbeddingRows, positions: list[int]) -
             scales[row], codes[row] = unpack_row(packed, dimension)
         except EmbeddingRefused:
             pass  # semantically invisible until repair re-embeds it (a blob that opened is authentic)
-    return unit_rows(codes, scales)
+    return codes, scales
 
 
-def unit_rows(codes: NDArray[np.int8], scales: NDArray[np.float32]) -> NDArray[np.float32]:
-    """Dequantise and normalise rows (zero rows stay zero); row by row, so a subset matches the whole."""
-    vectors = codes.astype(np.float32) * scales[:, np.newaxis]
-    norms = np.linalg.norm(vectors, axis=1)
+def _dequantised(codes: NDArray[np.int8], scales: NDArray[np.float32]) -> NDArray[np.float32]:
+    vectors = codes.astype(np.float32)
+    vectors *= scales[:, np.newaxis]  # in place: the same products, one matrix-sized buffer fewer
+    return vectors
+
+
+def row_norms(codes: NDArray[np.int8], scales: NDArray[np.float32]) -> NDArray[np.float32]:
+    """The norm `unit_rows` divides each dequantised row by (zero for a zero row), bit for bit."""
+    norms: NDArray[np.float32] = np.linalg.norm(_dequantised(codes, scales), axis=1)
+    return norms
+
+
+def unit_rows(
+    codes: NDArray[np.int8], scales: NDArray[np.float32], norms: NDArray[np.float32] | None = None
+) -> NDArray[np.float32]:
+    """Dequantise and normalise rows (zero rows stay zero); row by row, so a subset matches the whole.
+
+    ``norms``: the rows' `row_norms` computed before (the search snapshot stores them), saving that pass."""
+    vectors = _dequantised(codes, scales)
+    if norms is None:
+        norms = np.linalg.norm(vectors, axis=1)
     vectors /= np.where(norms > 0.0, norms, 1.0)[:, np.newaxis]
     return vectors
