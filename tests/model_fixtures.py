@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 from tokenizers import Tokenizer
 from tokenizers.models import WordLevel
@@ -128,6 +129,18 @@ def cross_encoder_score(query: str, passage: str, table_rows: int = len(VOCAB)) 
         ids += [VOCAB.index(word) if word in VOCAB else 1 for word in text.split()] + [3]
     weight = np.linspace(-1.0, 1.0, DIMENSION)
     return float(embedding_table(table_rows).astype(np.float64)[ids].mean(axis=0) @ weight)
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> TinyModel:
+    """A well-matched token model and tokenizer (a fixture each runtime's conftest imports)."""
+    return tiny_pair(tmp_path)
+
+
+@pytest.fixture
+def mismatched(tmp_path: Path) -> TinyModel:
+    """A token model one row short of its tokenizer (the poison word's id is past the table)."""
+    return mismatched_pair(tmp_path)
 
 
 def minilm_files() -> TinyModel | None:
