@@ -27,7 +27,7 @@ from model_fixtures import POISON, VOCAB, cross_encoder_pair, cross_encoder_scor
 from test_e2e_serve_http import _start, _stop
 
 PROGRAM = Path(sys.executable).parent / "undercroft"
-DRAWERS = ("car dog", "car cat", "the car sleeps", "a blue car", "car runs", "the red car")
+DRAWERS = ("car dog", "car cat", "the car sleeps", "a blue car", "car runs", "the red car", "car automobile invoice")
 
 
 def _env(home: Path, **extra: str) -> dict[str, str]:
@@ -83,6 +83,9 @@ def test_the_cross_encoder_reorders_the_fused_top(tmp_path: Path, runtime: str) 
     assert reranked != fused  # the stage did something the fused ranking did not
     # A window of one is the fused order: only the top position is "reranked", and it stays.
     assert _order(home, "car", **_reranker(tmp_path, runtime), UNDERCROFT_RERANK_TOP_N="1") == fused
+    # The stage persists nothing: no word of a reranked drawer is anywhere in the sealed palace's raw files.
+    raw = b"".join(path.read_bytes() for path in home.rglob("*") if path.is_file())
+    assert b"automobile" not in raw and b"invoice" not in raw
 
 
 def test_a_declared_reranker_without_its_files_refuses_naming_the_variable(tmp_path: Path) -> None:
