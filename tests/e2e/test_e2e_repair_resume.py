@@ -16,9 +16,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from model_fixtures import tiny_pair
+from test_e2e_model_embedders import _env, _run
 
-PROGRAM = Path(sys.executable).parent / "undercroft"
 DRAWERS = 30
 BATCH = 5
 CHILD = """
@@ -40,19 +41,6 @@ embedder = Slow(os.environ["UNDERCROFT_ONNX_MODEL"], os.environ["UNDERCROFT_ONNX
 with Palace.from_env(os.environ) as palace:
     repair_vault(palace, "default", embedder, batch=int(sys.argv[1]), progress=progress)
 """
-
-
-def _env(home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("UNDERCROFT_")}
-    env["UNDERCROFT_HOME"] = str(home)
-    env.update(extra)
-    return env
-
-
-def _run(home: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(PROGRAM), *args], env=_env(home, **extra), capture_output=True, text=True, timeout=180, check=False
-    )
 
 
 def test_a_killed_model_swap_repair_resumes_and_the_vault_verifies(tmp_path: Path) -> None:

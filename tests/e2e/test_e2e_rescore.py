@@ -9,44 +9,20 @@ answers, and the failure is counted on MCP ``undercroft_status``, ``stats --json
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp import ClientSession
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from model_fixtures import POISON, VOCAB, cross_encoder_pair, cross_encoder_score
+from test_e2e_model_embedders import _ok, _run, _session
 from test_e2e_serve_http import _start, _stop
 
-PROGRAM = Path(sys.executable).parent / "undercroft"
 DRAWERS = ("car dog", "car cat", "the car sleeps", "a blue car", "car runs", "the red car", "car automobile invoice")
-
-
-def _env(home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("UNDERCROFT_")}
-    env["UNDERCROFT_HOME"] = str(home)
-    env.update(extra)
-    return env
-
-
-def _run(home: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(PROGRAM), *args], env=_env(home, **extra), capture_output=True, text=True, timeout=180, check=False
-    )
-
-
-def _ok(home: Path, *args: str, **extra: str) -> str:
-    done = _run(home, *args, **extra)
-    assert done.returncode == 0, f"undercroft {' '.join(args)} -> {done.returncode}\n{done.stdout}\n{done.stderr}"
-    return done.stdout
 
 
 def _reranker(tmp_path: Path, runtime: str, rows: int = len(VOCAB)) -> dict[str, str]:
@@ -100,21 +76,6 @@ def test_a_declared_reranker_without_its_files_refuses_naming_the_variable(tmp_p
     assert late.returncode == 1 and "UNDERCROFT_RERANKER" in late.stderr  # the late stage is not wired: refused
 
 
-def _mcp(home: Path, env: dict[str, str]) -> Callable[[Callable[[ClientSession], Awaitable[Any]]], Any]:
-    params = StdioServerParameters(command=str(PROGRAM), args=["serve-mcp"], env=_env(home, **env))
-
-    def run(script: Callable[[ClientSession], Awaitable[Any]]) -> Any:
-        async def main() -> Any:
-            with open(os.devnull, "w") as quiet:
-                async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as session:
-                    await session.initialize()
-                    return await script(session)
-
-        return anyio.run(main)
-
-    return run
-
-
 @pytest.mark.parametrize("runtime", ["onnx", "ort"])
 def test_a_failing_reranker_keeps_the_fused_order_and_is_counted(tmp_path: Path, runtime: str) -> None:
     drawers = (*DRAWERS, f"car {POISON}")
@@ -131,7 +92,7 @@ def test_a_failing_reranker_keeps_the_fused_order_and_is_counted(tmp_path: Path,
         after = await session.call_tool("undercroft_status", {})
         return {"before": before, "found": found, "after": after}
 
-    replies = _mcp(home, broken)(script)
+    replies = _session(home, broken)(script)
     assert not replies["found"].is_error
     assert replies["before"].structured_content["rerank_failures"] == 0
     after = replies["after"].structured_content
