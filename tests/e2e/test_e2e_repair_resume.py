@@ -34,7 +34,7 @@ class Slow(OnnxEmbedder):
         return super()._embed_batch(texts)
 
 def progress(step, done, total):
-    if step == "embed":
+    if step == "reembed":
         print(f"embed {done}/{total}", file=sys.stderr, flush=True)
 
 embedder = Slow(os.environ["UNDERCROFT_ONNX_MODEL"], os.environ["UNDERCROFT_ONNX_TOKENIZER"], name="tiny-e2e")

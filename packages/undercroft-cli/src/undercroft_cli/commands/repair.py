@@ -20,14 +20,15 @@ def terminal_progress() -> Progress:
     """Progress on stderr (stdout keeps the report, so ``--json`` stays parseable).
 
     On a terminal, one line rewritten in place for every step; otherwise (a log, a pipe, a supervisor) one
-    line per re-embedded batch — the step that takes minutes on a model swap — and nothing per checked row.
+    line per batch of a model swap's re-embed — the step that takes minutes — and nothing for the rest (a
+    backfill or a check is quick and stays quiet).
     """
     interactive = sys.stderr.isatty()
 
     def show(step: str, done: int, total: int) -> None:
         if interactive:
             click.echo(f"\r{step}: {done}/{total}", nl=done >= total, err=True)
-        elif step == "embed":
+        elif step == "reembed":
             click.echo(f"repair: re-embedded {done}/{total}", err=True)
 
     return show

@@ -56,7 +56,7 @@ __all__ = ["REPAIR_BATCH", "Progress", "RepairReport", "repair_context", "repair
 
 #: Drawers re-embedded per transaction.
 REPAIR_BATCH: Final = 500
-#: A progress callback: ``(step, done, total)``.
+#: A progress callback: ``(step, done, total)``; steps ``check``, ``embed`` (a backfill), ``reembed`` (a swap).
 Progress = Callable[[str, int, int], None]
 _SCALE_BYTES: Final = 4
 
@@ -268,7 +268,7 @@ def repair_context(
             # Rows are embedded in seq order, so everything up to this batch's last seq is in the new space.
             meta=marker(context, offered, chunk[-1][0]) if swap else None,
         )
-        tick("embed", start + len(chunk), len(to_embed))
+        tick("reembed" if swap else "embed", start + len(chunk), len(to_embed))
     report.embed_failures = embedder.embed_failures - failures_before
     if swap:
         report.embeddings_reembedded = len(to_embed)
