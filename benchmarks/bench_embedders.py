@@ -14,6 +14,13 @@ Each row writes ``OUT_DIR/<row>.json`` (the instrument's own report), for ``comp
 hash default's top ``--pool`` candidates are re-ordered by MaxSim over MiniLM's own token outputs (the
 model's ``last_hidden_state`` rows, L2-normalised, through the ort late-encoder role), beside the hash arm.
 
+``rescore``: the product's rescore tier (``UNDERCROFT_RERANKER``'s path: `Searcher` re-orders its fused top
+``UNDERCROFT_RERANK_TOP_N`` through an attached `CrossEncoder`) on and off, with the MiniLM embedder and with
+the hash default. No trained cross-encoder exists offline, so the scorer attached is MaxSim over MiniLM's
+token states (`MaxSimScorer`, a `CrossEncoder` over the ort late-encoder role, each chunk's matrix encoded
+once and kept in RAM — what ingest-time encoding would store). It measures the tier's plumbing and what
+this scorer does to the ranking, not what a trained cross-encoder would.
+
 ``ingest``: drawers/s through the store's write path (a sealed vault, one batch) for hash, onnx, ort with a
 pool of 1 (one batched all-core forward) and ort with a pool of single-thread sessions, on the same LoCoMo
 chunks, interleaved so the machine's noise lands on every arm.
@@ -36,7 +43,7 @@ from undercroft_bench.chunking import CHUNKERS
 from undercroft_bench.locomo_data import load_locomo
 from undercroft_bench.locomo_eval import LocomoSettings, format_locomo, locomo_json, run_locomo
 from undercroft_bench.undercroft_arm import UndercroftRetriever
-from undercroft_core import Drawer, Embedder, EmbedderIdentity, HashEmbedder, append_drawer_id
+from undercroft_core import DegradingCrossEncoder, Drawer, Embedder, EmbedderIdentity, HashEmbedder, append_drawer_id
 from undercroft_store import DrawerWrite, Palace, Screen
 
 DATA = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo-dev.json"
@@ -100,9 +107,11 @@ def _model(runtime: str, pool: int | None = None) -> Embedder:
     return OrtEmbedder.from_env(env)
 
 
-def _run(conversations: list, embedder: Embedder, arm: str, out: pathlib.Path, row: str) -> dict[str, object]:
+def _run(
+    conversations: list, embedder: Embedder, arm: str, out: pathlib.Path, row: str, scorer: object = None
+) -> dict[str, object]:
     def factory(context: object) -> UndercroftRetriever:
-        return UndercroftRetriever(context, embedder=embedder)  # type: ignore[arg-type]
+        return UndercroftRetriever(context, embedder=embedder, cross_encoder=scorer)  # type: ignore[arg-type]
 
     started = time.perf_counter()
     report = run_locomo(conversations, LocomoSettings(arm=arm), factory=factory)
@@ -191,6 +200,49 @@ def maxsim(out: pathlib.Path) -> None:
     )
 
 
+class MaxSimScorer(DegradingCrossEncoder):
+    """A `CrossEncoder` scoring (query, passage) by MaxSim of the query's token states over the passage's.
+
+    Each passage's matrix is encoded once and kept (RAM only, keyed by the exact text), the query's once per
+    distinct query: the rescore tier then costs one query forward per search, as a stored-matrix stage would."""
+
+    def __init__(self, encoder: object) -> None:
+        super().__init__("maxsim-minilm-tokens")
+        self.encoder = encoder
+        self.matrices: dict[str, NDArray[np.float32]] = {}
+        self.queries: dict[str, NDArray[np.float32]] = {}
+
+    def _score_batch(self, query: str, passages: list[str]) -> NDArray[np.floating]:
+        from undercroft_core import maxsim_many
+
+        missing = [text for text in dict.fromkeys(passages) if text not in self.matrices]
+        if missing:
+            self.matrices.update(zip(missing, self.encoder.encode_documents(missing), strict=True))  # type: ignore[attr-defined]
+        if query not in self.queries:
+            self.queries[query] = self.encoder.encode_query(query)  # type: ignore[attr-defined]
+        return np.asarray(
+            maxsim_many(self.queries[query], [self.matrices[text] for text in passages]), dtype=np.float32
+        )
+
+
+def rescore(out: pathlib.Path) -> None:
+    """Reranker off and on (MaxSim over MiniLM tokens as the scorer), for the MiniLM embedder and for hash."""
+    from undercroft_embed_ort import OrtLateEncoder
+
+    out.mkdir(parents=True, exist_ok=True)
+    conversations = load_locomo(DATA)
+    encoder = OrtLateEncoder(
+        os.environ["UNDERCROFT_ONNX_MODEL"], os.environ["UNDERCROFT_ONNX_TOKENIZER"], name="minilm-tokens"
+    )
+    scorer = MaxSimScorer(encoder)
+    model = CachedEmbedder(_model("ort"))
+    print(_run(conversations, model, "undercroft-ort", out, "minilm-rerank-off"), flush=True)
+    print(_run(conversations, model, "undercroft-ort", out, "minilm-rerank-on", scorer), flush=True)
+    print(_run(conversations, HashEmbedder(), "undercroft", out, "hash-rerank-off"), flush=True)
+    print(_run(conversations, HashEmbedder(), "undercroft", out, "hash-rerank-on", scorer), flush=True)
+    print({"rerank_failures": scorer.rerank_failures, "late_failures": encoder.late_failures}, flush=True)
+
+
 def _ingest_once(embedder: Embedder, texts: list[str]) -> float:
     with tempfile.TemporaryDirectory(prefix="bench-embed-") as directory, Palace(pathlib.Path(directory)) as palace:
         palace.create_vault("bench", level="sealed")
@@ -266,6 +318,8 @@ def main(argv: list[str]) -> int:
     locomo_command.add_argument("out", type=pathlib.Path)
     maxsim_command = commands.add_parser("maxsim")
     maxsim_command.add_argument("out", type=pathlib.Path)
+    rescore_command = commands.add_parser("rescore")
+    rescore_command.add_argument("out", type=pathlib.Path)
     ingest_command = commands.add_parser("ingest")
     ingest_command.add_argument("--limit", type=int, default=256)
     ingest_command.add_argument("--rounds", type=int, default=1)
@@ -284,6 +338,8 @@ def main(argv: list[str]) -> int:
         locomo(args.out)
     elif args.command == "maxsim":
         maxsim(args.out)
+    elif args.command == "rescore":
+        rescore(args.out)
     else:
         ingest(args.limit, args.rounds)
     return 0

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 from tokenizers import Tokenizer
 from tokenizers.models import WordLevel
@@ -111,6 +112,35 @@ def mismatched_pair(directory: Path) -> TinyModel:
     return TinyModel(
         save(token_model(len(VOCAB) - 1), directory / "short.onnx"), write_tokenizer(directory / "tokenizer.json")
     )
+
+
+def cross_encoder_pair(directory: Path, table_rows: int = len(VOCAB)) -> TinyModel:
+    """A tiny cross-encoder and its tokenizer in ``directory`` (one row short: :data:`POISON` pairs raise)."""
+    return TinyModel(
+        save(cross_encoder_model(table_rows), directory / f"ce-{table_rows}.onnx"),
+        write_tokenizer(directory / "ce-tokenizer.json"),
+    )
+
+
+def cross_encoder_score(query: str, passage: str, table_rows: int = len(VOCAB)) -> float:
+    """What :func:`cross_encoder_model` scores the pair, computed here (unknown words are [UNK])."""
+    ids = [2]
+    for text in (query, passage):
+        ids += [VOCAB.index(word) if word in VOCAB else 1 for word in text.split()] + [3]
+    weight = np.linspace(-1.0, 1.0, DIMENSION)
+    return float(embedding_table(table_rows).astype(np.float64)[ids].mean(axis=0) @ weight)
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> TinyModel:
+    """A well-matched token model and tokenizer (a fixture each runtime's conftest imports)."""
+    return tiny_pair(tmp_path)
+
+
+@pytest.fixture
+def mismatched(tmp_path: Path) -> TinyModel:
+    """A token model one row short of its tokenizer (the poison word's id is past the table)."""
+    return mismatched_pair(tmp_path)
 
 
 def minilm_files() -> TinyModel | None:

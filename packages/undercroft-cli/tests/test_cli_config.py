@@ -93,7 +93,11 @@ def test_the_configuration_reference_is_rendered_for_this_build() -> None:
 @pytest.mark.parametrize(
     ("name", "value", "says"),
     [
-        ("UNDERCROFT_RERANKER", "onnx", "this build has no onnx cross-encoder reranker (reranker/onnx); unset it"),
+        (
+            "UNDERCROFT_RERANKER",
+            "colbert-ort",
+            "this build has no colbert-ort late-interaction reranker (reranker/colbert-ort); unset it",
+        ),
         (
             "UNDERCROFT_RETRIEVAL",
             "fde",

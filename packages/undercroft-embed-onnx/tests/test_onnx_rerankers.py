@@ -41,8 +41,8 @@ def cross(tmp_path: Path) -> TinyModel:
     return TinyModel(save(cross_encoder_model(), tmp_path / "ce.onnx"), write_tokenizer(tmp_path / "tok.json"))
 
 
-def test_the_cross_encoder_scores_every_pair_jointly(cross: TinyModel) -> None:
-    reranker = OnnxCrossEncoder(cross.model, cross.tokenizer)
+def test_the_cross_encoder_scores_every_pair_jointly(cross: TinyModel, cross_class: type[OnnxCrossEncoder]) -> None:
+    reranker = cross_class(cross.model, cross.tokenizer)
     passages = ["the red car", "a cat sleeps", " ".join(["dog"] * 30)]
     scores = reranker.score("car", passages)
     assert isinstance(reranker, CrossEncoder) and reranker.name == "onnx-reranker"
@@ -50,9 +50,11 @@ def test_the_cross_encoder_scores_every_pair_jointly(cross: TinyModel) -> None:
     assert reranker.rerank_failures == 0 and reranker.score("car", []).shape == (0,)
 
 
-def test_a_raising_pair_scores_a_counted_zero_and_the_pool_survives(tmp_path: Path) -> None:
+def test_a_raising_pair_scores_a_counted_zero_and_the_pool_survives(
+    tmp_path: Path, cross_class: type[OnnxCrossEncoder]
+) -> None:
     short = save(cross_encoder_model(len(VOCAB) - 1), tmp_path / "short.onnx")
-    reranker = OnnxCrossEncoder(short, write_tokenizer(tmp_path / "tok.json"), name="tiny-ce")
+    reranker = cross_class(short, write_tokenizer(tmp_path / "tok.json"), name="tiny-ce")
     passages = ["the red car", f"a {POISON}", "cat"]
     scores = reranker.score("car", passages)
     assert reranker.rerank_failures == 1 and scores[1] == 0.0
@@ -62,9 +64,9 @@ def test_a_raising_pair_scores_a_counted_zero_and_the_pool_survives(tmp_path: Pa
     assert reranker.rerank_failures == 3
 
 
-def test_the_late_encoder_keeps_every_unpadded_token(tmp_path: Path) -> None:
+def test_the_late_encoder_keeps_every_unpadded_token(tmp_path: Path, late_class: type[OnnxLateEncoder]) -> None:
     files = TinyModel(save(token_model(), tmp_path / "colbert.onnx"), write_tokenizer(tmp_path / "tok.json"))
-    encoder = OnnxLateEncoder(files.model, files.tokenizer, name="tiny-colbert")
+    encoder = late_class(files.model, files.tokenizer, name="tiny-colbert")
     assert isinstance(encoder, LateEncoder) and encoder.dimension == DIMENSION
     short, long = encoder.encode_documents(["cat", " ".join(["car"] * 30)])
     assert short.shape == (3, DIMENSION) and long.shape == (32, DIMENSION)
@@ -75,15 +77,15 @@ def test_the_late_encoder_keeps_every_unpadded_token(tmp_path: Path) -> None:
     assert maxsim(query, short) == pytest.approx(3.0, abs=1e-5)  # every query token finds itself
 
 
-def test_a_raising_text_gives_a_counted_empty_matrix(tmp_path: Path) -> None:
+def test_a_raising_text_gives_a_counted_empty_matrix(tmp_path: Path, late_class: type[OnnxLateEncoder]) -> None:
     short = save(token_model(len(VOCAB) - 1), tmp_path / "short.onnx")
-    encoder = OnnxLateEncoder(short, write_tokenizer(tmp_path / "tok.json"))
+    encoder = late_class(short, write_tokenizer(tmp_path / "tok.json"))
     matrices = encoder.encode_documents(["car", f"the {POISON}", "dog"])
     assert [m.shape[0] for m in matrices] == [3, 0, 3] and encoder.late_failures == 1
     assert encoder.encode_query(POISON).shape == (0, DIMENSION) and encoder.late_failures == 2
 
 
-def test_a_separate_query_side_is_used_when_declared(tmp_path: Path) -> None:
+def test_a_separate_query_side_is_used_when_declared(tmp_path: Path, late_class: type[OnnxLateEncoder]) -> None:
     tokenizer = write_tokenizer(tmp_path / "tok.json")
     document = save(token_model(), tmp_path / "doc.onnx")
     query_side = save(token_model(len(VOCAB) - 1), tmp_path / "query.onnx")
@@ -93,26 +95,28 @@ def test_a_separate_query_side_is_used_when_declared(tmp_path: Path) -> None:
         "UNDERCROFT_COLBERT_TOKENIZER": str(tokenizer),
         "UNDERCROFT_COLBERT_NAME": "colbertv2",
     }
-    encoder = OnnxLateEncoder.from_env(env)
+    encoder = late_class.from_env(env)
     assert encoder.name == "colbertv2"
     assert encoder.encode_documents([POISON])[0].shape[0] == 3  # the document side has the row
     assert encoder.encode_query(POISON).shape[0] == 0 and encoder.late_failures == 1  # the query side does not
 
 
-def test_missing_role_files_refuse_naming_their_variables(cross: TinyModel, tmp_path: Path) -> None:
+def test_missing_role_files_refuse_naming_their_variables(
+    cross: TinyModel, tmp_path: Path, cross_class: type[OnnxCrossEncoder], late_class: type[OnnxLateEncoder]
+) -> None:
     with pytest.raises(ModelUnavailable, match=r"^UNDERCROFT_RERANK_MODEL is not set"):
-        OnnxCrossEncoder.from_env({"UNDERCROFT_RERANK_TOKENIZER": str(cross.tokenizer)})
+        cross_class.from_env({"UNDERCROFT_RERANK_TOKENIZER": str(cross.tokenizer)})
     with pytest.raises(ModelUnavailable, match=r"^UNDERCROFT_RERANK_TOKENIZER="):
-        OnnxCrossEncoder(cross.model, tmp_path / "absent.json")
+        cross_class(cross.model, tmp_path / "absent.json")
     with pytest.raises(ModelUnavailable, match=r"^UNDERCROFT_COLBERT_QUERY_MODEL="):
-        OnnxLateEncoder.from_env(
+        late_class.from_env(
             {
                 "UNDERCROFT_COLBERT_MODEL": str(cross.model),
                 "UNDERCROFT_COLBERT_TOKENIZER": str(cross.tokenizer),
                 "UNDERCROFT_COLBERT_QUERY_MODEL": str(tmp_path / "absent.onnx"),
             }
         )
-    reranker = OnnxCrossEncoder.from_env(
+    reranker = cross_class.from_env(
         {"UNDERCROFT_RERANK_MODEL": str(cross.model), "UNDERCROFT_RERANK_TOKENIZER": str(cross.tokenizer)}
     )
     assert reranker.name == "onnx-reranker"

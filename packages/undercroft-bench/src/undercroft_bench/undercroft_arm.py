@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
-from undercroft_core import Drawer, Embedder, HashEmbedder, append_drawer_id
+from undercroft_core import CrossEncoder, Drawer, Embedder, HashEmbedder, append_drawer_id
 from undercroft_store import DrawerWrite, Palace, Screen
 from undercroft_store.search import Searcher, SearchRequest
 
@@ -57,14 +57,26 @@ def _room(session_id: str) -> str:
 class UndercroftRetriever:
     """One scope's sealed vault in a temporary palace, removed when the retriever is collected."""
 
-    def __init__(self, context: ArmContext, *, when_from_query: bool = False, embedder: Embedder | None = None) -> None:
-        """Create the palace and the sealed vault (hash embedder unless given); nothing is written yet."""
+    def __init__(
+        self,
+        context: ArmContext,
+        *,
+        when_from_query: bool = False,
+        embedder: Embedder | None = None,
+        cross_encoder: CrossEncoder | None = None,
+    ) -> None:
+        """Create the palace and the sealed vault (hash embedder unless given); nothing is written yet.
+
+        ``cross_encoder`` attaches the product's rescore tier (`undercroft_store.search.rescore`) to the vault,
+        exactly as the CLI's composition root does for ``UNDERCROFT_RERANKER``."""
         self._when_from_query = when_from_query
         self._directory = tempfile.TemporaryDirectory(prefix="undercroft-arm-")
         self._palace = Palace(Path(self._directory.name))
         self._palace.create_vault("bench", level="sealed")
         self._embedder = embedder if embedder is not None else HashEmbedder()
         self._store = self._palace.open_vault("bench", self._embedder)
+        if cross_encoder is not None:
+            self._store.attach_cross_encoder(cross_encoder)
         self._searcher = Searcher.from_settings(self._store, self._embedder)
         self._chunk_of: dict[str, str] = {}
         self._indexed = False

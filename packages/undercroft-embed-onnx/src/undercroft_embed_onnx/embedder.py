@@ -14,13 +14,14 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
+import onnxruntime
 from numpy.typing import NDArray
 from undercroft_core.calibration import measure_admission_gate, measure_semantic_floor
 from undercroft_core.embedder import DegradingEmbedder, EmbedderIdentity
 from undercroft_core.model_roles import mean_pool
 
-from undercroft_embed_onnx._internal.text_model import Batch, TextModel, default_name, model_file
 from undercroft_embed_onnx.errors import ModelUnavailable
+from undercroft_embed_onnx.text_model import Batch, Mapper, TextModel, default_name, model_file, run_sorted, sequential
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -75,6 +76,7 @@ class OnnxEmbedder(DegradingEmbedder):
             model_variable=MODEL_VARIABLE,
             tokenizer_variable=TOKENIZER_VARIABLE,
             max_tokens=max_tokens,
+            session=self._first_session(model_path),
         )
         self._batch_size = batch_size
         dimension = self._probe_dimension(model_path)
@@ -90,6 +92,14 @@ class OnnxEmbedder(DegradingEmbedder):
         model = model_file(source, MODEL_VARIABLE, "a model.onnx")
         tokenizer = model_file(source, TOKENIZER_VARIABLE, "a tokenizer.json")
         return cls(model, tokenizer, name=source.get(NAME_VARIABLE, "").strip() or None)
+
+    def _first_session(self, model: Path) -> onnxruntime.InferenceSession | None:
+        """The session the model runs on (None: one CPU session with defaults); the tuned runtime overrides it."""
+        return None
+
+    def _mapper(self) -> Mapper:
+        """How the batches of one call run: in turn on the one session; the tuned runtime fans them out."""
+        return sequential(self._model.session)
 
     def _probe_dimension(self, model: Path) -> int:
         outputs = {node.name: node.shape for node in self._model.session.get_outputs()}
@@ -120,16 +130,18 @@ class OnnxEmbedder(DegradingEmbedder):
 
     def _forward(self, texts: list[str]) -> NDArray[np.float32]:
         encodings = self._model.encode(texts)
-        order = sorted(range(len(texts)), key=lambda index: len(encodings[index].ids))
-        result: NDArray[np.float32] | None = None
-        for start in range(0, len(order), self._batch_size):
-            chunk = order[start : start + self._batch_size]
+
+        def job(session: onnxruntime.InferenceSession, chunk: list[int]) -> NDArray[np.float32]:
             batch = Batch([encodings[index] for index in chunk], self._model.pad_id)
-            rows = pooled_rows(self._model.forward(batch), batch.mask)
-            if result is None:
-                result = np.zeros((len(texts), rows.shape[1]), dtype=np.float32)
-            result[chunk] = rows
-        return result if result is not None else np.zeros((0, 0), dtype=np.float32)
+            return pooled_rows(self._model.forward(batch, session), batch.mask)
+
+        ran = run_sorted([len(e.ids) for e in encodings], self._batch_size, job, self._mapper())
+        if not ran:
+            return np.zeros((0, 0), dtype=np.float32)
+        matrix = np.zeros((len(texts), np.asarray(ran[0][1]).shape[1]), dtype=np.float32)
+        for chunk, rows in ran:
+            matrix[chunk] = np.asarray(rows)
+        return matrix
 
     def _embed_batch(self, texts: list[str]) -> NDArray[np.floating]:
         return self._forward(texts)

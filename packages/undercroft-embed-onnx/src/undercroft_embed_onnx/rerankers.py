@@ -13,13 +13,15 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Self
 
 import numpy as np
+import onnxruntime
 from numpy.typing import NDArray
 from undercroft_core.model_roles import DegradingCrossEncoder, DegradingLateEncoder
 
-from undercroft_embed_onnx._internal.text_model import Batch, TextModel, model_file
 from undercroft_embed_onnx.errors import ModelUnavailable
+from undercroft_embed_onnx.text_model import Batch, Mapper, TextModel, model_file, run_sorted, sequential
 
 __all__ = [
     "COLBERT_MODEL_VARIABLE",
@@ -67,16 +69,26 @@ class OnnxCrossEncoder(DegradingCrossEncoder):
         self, model: Path | str, tokenizer: Path | str, *, name: str = "onnx-reranker", max_tokens: int = 512
     ) -> None:
         super().__init__(name)
+        model_path = _checked(model, RERANK_MODEL_VARIABLE)
         self._model = TextModel(
-            _checked(model, RERANK_MODEL_VARIABLE),
+            model_path,
             _checked(tokenizer, RERANK_TOKENIZER_VARIABLE),
             model_variable=RERANK_MODEL_VARIABLE,
             tokenizer_variable=RERANK_TOKENIZER_VARIABLE,
             max_tokens=max_tokens,
+            session=self._first_session(model_path),
         )
 
+    def _first_session(self, model: Path) -> onnxruntime.InferenceSession | None:
+        """The session the model runs on (None: one CPU session with defaults); the tuned runtime overrides it."""
+        return None
+
+    def _mapper(self) -> Mapper:
+        """How one pool's batches run: in turn on the one session; the tuned runtime fans them out."""
+        return sequential(self._model.session)
+
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> OnnxCrossEncoder:
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
         """Build from ``UNDERCROFT_RERANK_MODEL``, ``_TOKENIZER`` and ``_NAME`` (default ``onnx-reranker``)."""
         source = os.environ if env is None else env
         return cls(
@@ -87,12 +99,14 @@ class OnnxCrossEncoder(DegradingCrossEncoder):
 
     def _score_batch(self, query: str, passages: list[str]) -> NDArray[np.floating]:
         encodings = self._model.encode([(query, passage) for passage in passages])
-        order = sorted(range(len(passages)), key=lambda index: len(encodings[index].ids))
-        scores = np.zeros(len(passages), dtype=np.float32)
-        for start in range(0, len(order), _BATCH):
-            chunk = order[start : start + _BATCH]
+
+        def job(session: onnxruntime.InferenceSession, chunk: list[int]) -> NDArray[np.float32]:
             batch = Batch([encodings[index] for index in chunk], self._model.pad_id)
-            scores[chunk] = pair_scores(self._model.forward(batch))
+            return pair_scores(self._model.forward(batch, session))
+
+        scores = np.zeros(len(passages), dtype=np.float32)
+        for chunk, values in run_sorted([len(e.ids) for e in encodings], _BATCH, job, self._mapper()):
+            scores[chunk] = np.asarray(values)
         return scores
 
 
@@ -137,7 +151,7 @@ class OnnxLateEncoder(DegradingLateEncoder):
         super().__init__(name, width)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> OnnxLateEncoder:
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
         """Build from ``UNDERCROFT_COLBERT_MODEL``, ``_QUERY_MODEL`` (optional), ``_TOKENIZER`` and ``_NAME``."""
         source = os.environ if env is None else env
         query = source.get(COLBERT_QUERY_MODEL_VARIABLE, "").strip()
@@ -151,14 +165,16 @@ class OnnxLateEncoder(DegradingLateEncoder):
     def _encode_batch(self, texts: list[str], *, query: bool) -> list[NDArray[np.floating]]:
         side = self._query if query else self._document
         encodings = side.encode(texts)
-        order = sorted(range(len(texts)), key=lambda index: len(encodings[index].ids))
-        matrices: list[NDArray[np.floating]] = [np.zeros((0, self.dimension), dtype=np.float32)] * len(texts)
-        for start in range(0, len(order), _BATCH):
-            chunk = order[start : start + _BATCH]
+
+        def job(session: onnxruntime.InferenceSession, chunk: list[int]) -> list[NDArray[np.float32]]:
             batch = Batch([encodings[index] for index in chunk], side.pad_id)
-            states = side.forward(batch)
+            states = side.forward(batch, session)
             if states.ndim != 3:
                 raise ValueError(f"late encoder output has shape {states.shape}; expected (batch, tokens, dim)")
-            for row, index in enumerate(chunk):
-                matrices[index] = states[row, batch.mask[row] == 1]
+            return [states[row, batch.mask[row] == 1] for row in range(len(chunk))]
+
+        matrices: list[NDArray[np.floating]] = [np.zeros((0, self.dimension), dtype=np.float32)] * len(texts)
+        for chunk, rows in run_sorted([len(e.ids) for e in encodings], _BATCH, job, sequential(side.session)):
+            for index, matrix in zip(chunk, rows, strict=True):
+                matrices[index] = matrix
         return matrices

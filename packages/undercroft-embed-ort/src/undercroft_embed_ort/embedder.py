@@ -1,27 +1,29 @@
 """The ort sentence embedder: the onnx embedder's contract on a tuned runtime (session pool, GPU when present).
 
 Same variables (``UNDERCROFT_ONNX_MODEL`` / ``_TOKENIZER`` / ``_NAME``), same identity for the same files,
-same mean-pool + L2 — so switching runtimes is one env change and never a re-embed. Ingest batches are
-sorted by token length and fanned across ``UNDERCROFT_ORT_POOL`` single-thread sessions; a pool of 1 runs
-one all-core forward per batch. The gate and floor are measured once from core's probe pairs; a failed
-inference degrades to a counted zero vector.
+same mean-pool + L2 — so switching runtimes is one env change and never a re-embed. It is the onnx embedder
+(undercroft-embed-onnx) with two things changed: its sessions come from a `SessionPool` of
+``UNDERCROFT_ORT_POOL`` single-thread sessions (a pool of 1 runs one all-core forward per batch; a GPU
+provider when onnxruntime reports one), and each call's length-sorted batches fan out across that pool.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import numpy as np
 import onnxruntime
-from numpy.typing import NDArray
-from undercroft_core.calibration import measure_admission_gate, measure_semantic_floor
-from undercroft_core.embedder import DegradingEmbedder, EmbedderIdentity
-from undercroft_core.model_roles import mean_pool
+from undercroft_embed_onnx.embedder import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_MAX_TOKENS,
+    MODEL_VARIABLE,
+    NAME_VARIABLE,
+    TOKENIZER_VARIABLE,
+    OnnxEmbedder,
+)
+from undercroft_embed_onnx.text_model import Mapper, model_file
 
-from undercroft_embed_ort._internal.text_model import Batch, TextModel, default_name, model_file
 from undercroft_embed_ort.errors import ModelUnavailable
 from undercroft_embed_ort.runtime import SessionPool, pool_size
 
@@ -34,25 +36,8 @@ __all__ = [
     "OrtEmbedder",
 ]
 
-MODEL_VARIABLE = "UNDERCROFT_ONNX_MODEL"
-TOKENIZER_VARIABLE = "UNDERCROFT_ONNX_TOKENIZER"
-NAME_VARIABLE = "UNDERCROFT_ONNX_NAME"
-#: Truncation length (MiniLM-class models were trained at 256 word pieces).
-DEFAULT_MAX_TOKENS = 256
-#: Texts per forward at ingest (per session).
-DEFAULT_BATCH_SIZE = 32
 
-
-def _pooled(output: NDArray[np.float32], mask: NDArray[np.integer]) -> NDArray[np.float32]:
-    if output.ndim == 3:
-        return mean_pool(output, mask)
-    if output.ndim == 2:
-        norms = np.linalg.norm(output, axis=1, keepdims=True)
-        return np.ascontiguousarray(output / np.where(norms > 0.0, norms, 1.0), dtype=np.float32)
-    raise ValueError(f"model output has shape {output.shape}; expected (batch, tokens, dim) or (batch, dim)")
-
-
-class OrtEmbedder(DegradingEmbedder):
+class OrtEmbedder(OnnxEmbedder):
     """A sentence embedder on a pool of ONNX Runtime sessions (or one batched all-core / device session)."""
 
     def __init__(
@@ -66,27 +51,18 @@ class OrtEmbedder(DegradingEmbedder):
         batch_size: int = DEFAULT_BATCH_SIZE,
         providers: Sequence[str] | None = None,
     ) -> None:
-        model_path, tokenizer_path = Path(model), Path(tokenizer)
-        for path, variable in ((model_path, MODEL_VARIABLE), (tokenizer_path, TOKENIZER_VARIABLE)):
-            if not path.is_file():
-                raise ModelUnavailable(f"{variable}={path}: no such file (nothing is downloaded)")
-        if batch_size < 1 or pool < 1:
+        if pool < 1:
             raise ModelUnavailable(f"pool and batch_size must be at least 1, got {pool} and {batch_size}")
-        self._pool = SessionPool(model_path, MODEL_VARIABLE, pool, providers)
-        self._model = TextModel(
-            model_path,
-            tokenizer_path,
-            model_variable=MODEL_VARIABLE,
-            tokenizer_variable=TOKENIZER_VARIABLE,
-            max_tokens=max_tokens,
-            session=self._pool.sessions[0],
-        )
-        self._batch_size = batch_size
-        dimension = self._probe_dimension(model_path)
-        super().__init__(EmbedderIdentity(name or default_name(model_path, tokenizer_path), dimension))
-        self._calibration_lock = threading.Lock()
-        self._gate: tuple[float | None] | None = None
-        self._floor: float | None = None
+        self._wanted = (pool, None if providers is None else list(providers))
+        super().__init__(model, tokenizer, name=name, max_tokens=max_tokens, batch_size=batch_size)
+
+    def _first_session(self, model: Path) -> onnxruntime.InferenceSession | None:
+        size, providers = self._wanted
+        self._pool = SessionPool(model, MODEL_VARIABLE, size, providers)
+        return self._pool.sessions[0]
+
+    def _mapper(self) -> Mapper:
+        return self._pool.map
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> OrtEmbedder:
@@ -109,51 +85,3 @@ class OrtEmbedder(DegradingEmbedder):
     def close(self) -> None:
         """Stop the pool's worker threads."""
         self._pool.close()
-
-    def _probe_dimension(self, model: Path) -> int:
-        outputs = {node.name: node.shape for node in self._model.session.get_outputs()}
-        declared = outputs[self._model.output][-1] if outputs[self._model.output] else None
-        if isinstance(declared, int) and declared > 0:
-            return declared
-        try:
-            return int(self._forward(["dimension probe"]).shape[1])
-        except Exception as error:  # noqa: BLE001 - a model that cannot embed one word is refused, not degraded
-            raise ModelUnavailable(f"{MODEL_VARIABLE}={model}: probing the dimension failed ({error})") from None
-
-    @property
-    def semantic_admission_gate(self) -> float | None:
-        """Measured once from the probe pairs (worst + 0.06); None when a probe embedded to zero."""
-        with self._calibration_lock:
-            if self._gate is None:
-                self._gate = (measure_admission_gate(self),)
-            return self._gate[0]
-
-    @property
-    def semantic_floor(self) -> float:
-        """Measured once from the probe pairs (their mean cosine); 0.0 when a probe embedded to zero."""
-        with self._calibration_lock:
-            if self._floor is None:
-                measured = measure_semantic_floor(self)
-                self._floor = 0.0 if measured is None else measured
-            return self._floor
-
-    def _forward(self, texts: list[str]) -> NDArray[np.float32]:
-        encodings = self._model.encode(texts)
-        order = sorted(range(len(texts)), key=lambda index: len(encodings[index].ids))
-        chunks = [order[start : start + self._batch_size] for start in range(0, len(order), self._batch_size)]
-
-        def job(session: onnxruntime.InferenceSession, chunk: list[int]) -> NDArray[np.float32]:
-            batch = Batch([encodings[index] for index in chunk], self._model.pad_id)
-            return _pooled(self._model.forward(batch, session), batch.mask)
-
-        results = self._pool.map(job, chunks)
-        if not results:
-            return np.zeros((0, 0), dtype=np.float32)
-        width = np.asarray(results[0]).shape[1]
-        matrix = np.zeros((len(texts), width), dtype=np.float32)
-        for chunk, rows in zip(chunks, results, strict=True):
-            matrix[chunk] = np.asarray(rows)
-        return matrix
-
-    def _embed_batch(self, texts: list[str]) -> NDArray[np.floating]:
-        return self._forward(texts)

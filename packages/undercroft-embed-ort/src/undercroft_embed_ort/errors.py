@@ -1,13 +1,9 @@
-"""Typed errors of `undercroft_embed_ort`."""
+"""Typed errors of `undercroft_embed_ort`: embed-onnx's own, since this distribution is those roles tuned.
 
-from undercroft_core.errors import UndercroftError
+The shared glue (undercroft_embed_onnx.text_model) raises them, so catching `ModelUnavailable` from either
+import name catches every refusal of either runtime.
+"""
+
+from undercroft_embed_onnx.errors import Error, ModelUnavailable
 
 __all__ = ["Error", "ModelUnavailable"]
-
-
-class Error(UndercroftError):
-    """Base of every error raised by `undercroft_embed_ort`."""
-
-
-class ModelUnavailable(Error):
-    """A model or tokenizer file is missing or unloadable; the message names the variable that points at it."""

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TypeVar
 
 import onnxruntime
+from undercroft_embed_onnx.text_model import open_session
 
-from undercroft_embed_ort._internal.text_model import open_session
 from undercroft_embed_ort.errors import ModelUnavailable
 
 __all__ = [

@@ -44,7 +44,9 @@ class VaultStats:
     """Records and drawers (one count, two names), wings and rooms (quarantine excluded), the chain, posture.
 
     ``chain_records`` is the audit-chain height; ``writes`` is the same number under its deprecated name.
-    ``embed_failures`` counts the zero vectors this handle's embedder degraded to since the vault opened.
+    ``embed_failures`` counts the zero vectors this handle's embedder degraded to since the vault opened;
+    ``rerank_failures`` the cross-encoder scores degraded since the stage was attached and ``late_failures``
+    the late encoder's empty matrices (both 0 when the stage is not attached).
     ``chain_ceiling`` is ``UNDERCROFT_AUDIT_CEILING`` (None when undeclared) and ``chain_over_ceiling`` the
     verdict on it — reported, never enforced; ``chain_replays`` counts this handle's full audit-chain replays
     by the label guard (one in steady state; a rising count is a second writer under a long-lived handle).
@@ -72,6 +74,8 @@ class VaultStats:
     chain_replays: int = 0
     heals: list[str] = field(default_factory=list)  # the heal log (meta.heals): what writable opens repaired
     index_generation: int | None = None  # the PQ tier's codebook generation at rest (None: no tier stored)
+    rerank_failures: int = 0
+    late_failures: int = 0  # no late-interaction stage is attached by this build yet: always 0
 
     def taxonomy(self) -> dict[str, dict[str, int]]:
         """Wing → room → drawers, from the ``wing/room`` counts (the quarantine wing's rooms excluded)."""
@@ -101,6 +105,8 @@ class VaultStats:
             f"db bytes:       {self.db_bytes}",
             f"embedder:       {self.embedder or '(none recorded yet)'}",
             f"embed failures: {self.embed_failures}",
+            f"rerank failures: {self.rerank_failures}",
+            f"late failures:  {self.late_failures}",
             f"unhealed:       {len(self.unhealed)}",
         ]
         lines += [f"  {line}" for line in self.unhealed]
@@ -158,7 +164,14 @@ def vault_stats(context: VaultContext, unhealed: list[str]) -> VaultStats:
         chain_replays=label_guard_replays(context),
         heals=heals,
         index_generation=index_generation,
+        rerank_failures=_rerank_failures(context),
     )
+
+
+def _rerank_failures(context: VaultContext) -> int:
+    """The attached cross-encoder's degraded scores since it was attached to this handle (0: none attached)."""
+    encoder = context.cross_encoder
+    return 0 if encoder is None else encoder.rerank_failures - context.rerank_failures_at_attach
 
 
 def _index_generation(context: VaultContext) -> int | None:

@@ -20,6 +20,7 @@ from undercroft_core.chunking import chunk
 from undercroft_core.drawer import Drawer
 from undercroft_core.embedder import Embedder
 from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id, validate_drawer_id
+from undercroft_core.model_roles import CrossEncoder
 from undercroft_core.normalisation import is_blank, normalise
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_obs import names
@@ -158,6 +159,22 @@ class VaultStore:
     def embedder(self) -> Embedder:
         """The embedder this handle was opened with (the vault's vector space)."""
         return self._live().embedder
+
+    @property
+    def cross_encoder(self) -> CrossEncoder | None:
+        """The rescore stage's cross-encoder attached to this handle (None: no stage; `search.rescore`)."""
+        return self._live().cross_encoder
+
+    def attach_cross_encoder(self, encoder: CrossEncoder) -> None:
+        """Rerank this handle's searches with ``encoder`` (the composition root's, built once per process).
+
+        ``stats().rerank_failures`` then counts the pair scores it degraded since this call, so a model shared
+        by several vaults charges each handle only its own failures."""
+        if not isinstance(encoder, CrossEncoder):
+            raise TypeError(f"a cross-encoder implements undercroft_core.model_roles.CrossEncoder, got {encoder!r}")
+        context = self._live()
+        context.cross_encoder = encoder
+        context.rerank_failures_at_attach = encoder.rerank_failures
 
     def record_embedder(self) -> None:
         """Record this handle's embedder identity now, before any drawer (see `writes.record_embedder`)."""

@@ -30,6 +30,7 @@ from undercroft_config import Build, Capability, CheckReport, check, settings, s
 from undercroft_core.embedder import Embedder
 from undercroft_core.external_embedder import EXTERNAL_PREFIX, ExternalEmbedder
 from undercroft_core.hash_embedder import HashEmbedder
+from undercroft_core.model_roles import CrossEncoder
 from undercroft_store import Palace, VaultNotFound, VaultStore
 from undercroft_store.governance.admission import AdmissionPolicy, Advisor
 from undercroft_store.governance.quarantine import install_gate
@@ -43,6 +44,7 @@ __all__ = [
     "EmbedderUnavailable",
     "MirrorNotDeclared",
     "admission_advisor",
+    "attach_reranker",
     "check_environment",
     "install_advisor",
     "open_mirror",
@@ -50,6 +52,7 @@ __all__ = [
     "open_reader",
     "open_store",
     "pick_embedder",
+    "pick_reranker",
     "start_up",
     "vault_embedder",
 ]
@@ -100,6 +103,17 @@ _EMBEDDERS: Final[Mapping[Capability, EmbedderFactory]] = {
     },
 }
 
+#: The in-process cross-encoders (the rescore tier, `undercroft_store.search.rescore`), by UNDERCROFT_RERANKER.
+_MODEL_RERANKERS: Final = (
+    (Capability.RERANKER_ONNX, "undercroft_embed_onnx", "OnnxCrossEncoder"),
+    (Capability.RERANKER_ORT, "undercroft_embed_ort", "OrtCrossEncoder"),
+)
+_RERANKERS: Final[Mapping[Capability, tuple[str, str]]] = {
+    capability: (distribution, factory)
+    for capability, distribution, factory in _MODEL_RERANKERS
+    if _installed(distribution)
+}
+
 #: The candidate tiers the store's searcher builds (`undercroft_store.search.tiers`); fde is not built yet.
 _RETRIEVAL_TIERS: Final = (Capability.RETRIEVAL_PQ, Capability.RETRIEVAL_HNSW)
 
@@ -119,9 +133,9 @@ _TELEMETRY: Final = (Capability.TELEMETRY_METRICS,) if _installed("prometheus_cl
 #: The served-model roles beside the embedders: the tier-2 admission advisor (`served.build_advisor`).
 _SERVED_ROLES: Final = (Capability.ADMISSION_ADVISOR,)
 
-#: What this build has: every component wired above. Rerankers, the fde tier and the OTLP
-#: exporter are not wired yet, so declaring one refuses at start.
-BUILD: Final = Build.of([*_EMBEDDERS, *_RETRIEVAL_TIERS, *_INDEXES, *_SERVED_ROLES, *_TELEMETRY])
+#: What this build has: every component wired above. The late-interaction (colbert) stage, the fde tier and
+#: the OTLP exporter are not wired yet, so declaring one refuses at start.
+BUILD: Final = Build.of([*_EMBEDDERS, *_RERANKERS, *_RETRIEVAL_TIERS, *_INDEXES, *_SERVED_ROLES, *_TELEMETRY])
 
 
 class EmbedderUnavailable(Error):
@@ -160,6 +174,48 @@ def pick_embedder(env: Mapping[str, str] | None = None) -> Embedder:
     return factory(os.environ if env is None else env)
 
 
+#: One cross-encoder per process and declaration: serve-http's vaults share one model (the documents' "one
+#: shared model across vaults"), and each handle counts its own failures from the moment it is attached.
+_BUILT_RERANKERS: dict[tuple[str, ...], CrossEncoder] = {}
+_RERANK_VARIABLES: Final = (
+    "UNDERCROFT_RERANKER",
+    "UNDERCROFT_RERANK_MODEL",
+    "UNDERCROFT_RERANK_TOKENIZER",
+    "UNDERCROFT_RERANK_NAME",
+    "UNDERCROFT_ORT_POOL",
+)
+
+
+def pick_reranker(env: Mapping[str, str] | None = None) -> CrossEncoder | None:
+    """The cross-encoder ``UNDERCROFT_RERANKER=onnx|ort`` declares (None: no rescore stage), built once.
+
+    ``UNDERCROFT_RERANK_MODEL`` / ``_TOKENIZER`` / ``_NAME`` locate it; a missing file refuses naming its
+    variable (exit 1). Its distribution is imported here, only when declared.
+    """
+    source = os.environ if env is None else env
+    declared = settings.reranker(source)
+    if declared is None:
+        return None
+    located = _RERANKERS.get(Capability(f"reranker/{declared}"))
+    if located is None:
+        # Start-up refuses this first (colbert, or a distribution not installed); kept for library callers.
+        raise EmbedderUnavailable(f"UNDERCROFT_RERANKER={declared} is not wired into this build; unset it")
+    key = tuple(source.get(variable, "") for variable in _RERANK_VARIABLES)
+    encoder = _BUILT_RERANKERS.get(key)
+    if encoder is None:
+        distribution, factory = located
+        encoder = getattr(importlib.import_module(distribution), factory).from_env(source)
+        _BUILT_RERANKERS[key] = encoder
+    return encoder
+
+
+def attach_reranker(store: VaultStore, env: Mapping[str, str] | None = None) -> None:
+    """Attach the declared cross-encoder to ``store`` (nothing when ``UNDERCROFT_RERANKER`` is unset)."""
+    encoder = pick_reranker(env)
+    if encoder is not None:
+        store.attach_cross_encoder(encoder)
+
+
 def install_advisor(store: VaultStore, advisor: Advisor | None) -> None:
     """Put the tier-2 advisor in front of ``store``'s writes (nothing when none is declared)."""
     if advisor is not None:
@@ -192,6 +248,7 @@ def open_store(vault: str, *, read_only: bool = False) -> Iterator[VaultStore]:
     so it is never silent (it is also logged where ``stats`` shows it).
     """
     advisor = admission_advisor()
+    pick_reranker()  # a declared-but-unusable reranker refuses before the vault opens
     with (
         open_palace(read_only=read_only) as palace,
         palace.open_vault(vault, vault_embedder(palace, vault), read_only=read_only) as store,
@@ -199,6 +256,7 @@ def open_store(vault: str, *, read_only: bool = False) -> Iterator[VaultStore]:
         for line in store.healed:
             click.echo(f"healed: {line}", err=True)
         install_advisor(store, advisor)
+        attach_reranker(store)
         yield store
 
 

@@ -16,16 +16,20 @@ from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
 __all__ = ["repair_command", "terminal_progress"]
 
 
-def terminal_progress() -> Progress | None:
-    """A one-line progress display on a TTY; silent (None) when stdout is not a terminal."""
-    if not sys.stdout.isatty():
-        return None
+def terminal_progress() -> Progress:
+    """Progress on stderr (stdout keeps the report, so ``--json`` stays parseable).
+
+    On a terminal, one line rewritten in place for every step; otherwise (a log, a pipe, a supervisor) one
+    line per batch of a model swap's re-embed — the step that takes minutes — and nothing for the rest (a
+    backfill or a check is quick and stays quiet).
+    """
+    interactive = sys.stderr.isatty()
 
     def show(step: str, done: int, total: int) -> None:
-        end = "\n" if done >= total else ""
-        click.echo(f"\r{step}: {done}/{total}", nl=False, err=True)
-        if end:
-            click.echo("", err=True)
+        if interactive:
+            click.echo(f"\r{step}: {done}/{total}", nl=done >= total, err=True)
+        elif step == "reembed":
+            click.echo(f"repair: re-embedded {done}/{total}", err=True)
 
     return show
 

@@ -24,7 +24,7 @@ from undercroft_core.embedder import Embedder
 from undercroft_store import Palace
 from undercroft_store.governance.admission import Advisor
 
-from undercroft_cli._internal.composition import install_advisor, vault_embedder
+from undercroft_cli._internal.composition import attach_reranker, install_advisor, vault_embedder
 from undercroft_cli.mcp.tools import ToolSession
 
 __all__ = ["MAX_OPEN_HANDLES", "SURFACE", "Handle", "Tenancy", "worker_count"]
@@ -96,6 +96,7 @@ class Tenancy:
             embedder = self.embedder_for(handle.name)
             store = self.palace.open_vault(handle.name, embedder, read_only=self.read_only)
             install_advisor(store, self.advisor)
+            attach_reranker(store)  # one process-wide model: each vault's handle counts its own failures
             handle.session = ToolSession(store, embedder, read_only=self.read_only, surface=SURFACE)
             self._evict_idle()
         return handle.session

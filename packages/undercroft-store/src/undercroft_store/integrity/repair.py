@@ -8,8 +8,9 @@ the HMAC envelope — and reads its source through the verified reader, so a tam
    another dimension is re-embedded; a fingerprint that differs from the content's keyed fingerprint is
    recomputed; on hmac-only vaults a missing or differing FTS row is re-inserted and an orphan one dropped;
 2. **re-embed** — when the recorded embedder identity differs from the offered one (an open forced with
-   ``UNDERCROFT_FORCE_EMBEDDER=1``) every drawer is re-embedded and the new identity recorded LAST, so an
-   interrupted run repeats whole;
+   ``UNDERCROFT_FORCE_EMBEDDER=1``) every drawer is re-embedded and the new identity recorded LAST; each
+   batch commits with a keyed progress marker (`integrity.resume`), so an interrupted run resumes after the
+   last batch it committed instead of re-embedding done rows;
 3. **counter** — ``meta.append_counter`` moved back below a live append drawer's index (an edit or a
    restored row) is set one past the highest, so the next save is handed a fresh index again;
 4. **reindex** — when SQLite's ``integrity_check`` or the scope-index check finds an index that disagrees
@@ -33,6 +34,7 @@ from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_vault import Domain, IntegrityFailure, constant_time_equal, fingerprint
 
 from undercroft_store.errors import RecordTampered
+from undercroft_store.integrity.resume import clear_marker, marker, resumed_seq
 from undercroft_store.integrity.verify import VerifyReport, verify_vault
 from undercroft_store.kernel import seams
 from undercroft_store.kernel._internal.context import VaultContext
@@ -54,7 +56,7 @@ __all__ = ["REPAIR_BATCH", "Progress", "RepairReport", "repair_context", "repair
 
 #: Drawers re-embedded per transaction.
 REPAIR_BATCH: Final = 500
-#: A progress callback: ``(step, done, total)``.
+#: A progress callback: ``(step, done, total)``; steps ``check``, ``embed`` (a backfill), ``reembed`` (a swap).
 Progress = Callable[[str, int, int], None]
 _SCALE_BYTES: Final = 4
 
@@ -68,6 +70,7 @@ class RepairReport:
     skipped_tampered: list[str] = field(default_factory=list)
     embeddings_backfilled: int = 0
     embeddings_reembedded: int = 0
+    embeddings_resumed: int = 0  # a swap's drawers an interrupted earlier run had already re-embedded
     embed_failures: int = 0
     fingerprints_fixed: int = 0
     fts_added: int = 0
@@ -93,6 +96,7 @@ class RepairReport:
             "skipped_tampered": list(self.skipped_tampered),
             "embeddings_backfilled": self.embeddings_backfilled,
             "embeddings_reembedded": self.embeddings_reembedded,
+            "embeddings_resumed": self.embeddings_resumed,
             "embed_failures": self.embed_failures,
             "fingerprints_fixed": self.fingerprints_fixed,
             "fts_added": self.fts_added,
@@ -113,7 +117,8 @@ class RepairReport:
             f"drawers checked:       {self.drawers_checked} ({len(self.skipped_tampered)} skipped: tampered)",
             f"backfill embeddings:   {self.embeddings_backfilled}",
             f"re-embedded:           {self.embeddings_reembedded}"
-            + (f" (identity recorded: {self.identity_recorded})" if self.identity_recorded else ""),
+            + (f" (identity recorded: {self.identity_recorded})" if self.identity_recorded else "")
+            + (f" (resumed: {self.embeddings_resumed} already done)" if self.embeddings_resumed else ""),
             f"embed failures:        {self.embed_failures}",
             f"fingerprints fixed:    {self.fingerprints_fixed}",
             f"fts rows:              {self.fts_added} added, {self.fts_removed} removed",
@@ -208,8 +213,10 @@ def _rebuild_tier(context: VaultContext, step: seams.RepairStep) -> str | None:
         return f"not rebuilt: {error}"
 
 
-def repair_context(context: VaultContext, *, progress: Progress | None = None) -> RepairReport:
-    """Run every repair step on an open writable vault."""
+def repair_context(
+    context: VaultContext, *, progress: Progress | None = None, batch: int = REPAIR_BATCH
+) -> RepairReport:
+    """Run every repair step on an open writable vault (``batch`` drawers re-embedded per transaction)."""
     tick = progress or (lambda _step, _done, _total: None)
     tier_step = seams.repair_step("index_tier")  # an unwired step refuses here, before anything is written
     report = RepairReport(vault=context.vault_id, bytes_before=_db_bytes(context))
@@ -217,10 +224,11 @@ def repair_context(context: VaultContext, *, progress: Progress | None = None) -
     offered = embedder.identity.label
     recorded = recorded_identity(context)
     swap = recorded is not None and recorded != offered
+    done_up_to = resumed_seq(context, offered) if swap else None
     rows = context.connection.execute(
         "SELECT seq, id, meta_json, content, tag, embedding, fingerprint FROM drawers ORDER BY seq"
     ).fetchall()
-    to_embed: list[tuple[str, str]] = []
+    to_embed: list[tuple[int, str, str]] = []
     fingerprints: list[tuple[str, bytes]] = []
     live: dict[int, str] = {}
     highest: int | None = None  # the highest live append index (the queue's derived slots excluded)
@@ -240,22 +248,27 @@ def repair_context(context: VaultContext, *, progress: Progress | None = None) -
         if not constant_time_equal(expected, bytes(mark)):
             fingerprints.append((drawer_id, expected))
         needed = _needs_embedding(context, drawer_id, bytes(embedding), embedder.dimension)
+        if swap and not needed and done_up_to is not None and int(seq) <= done_up_to:
+            report.embeddings_resumed += 1  # an interrupted run embedded it into the offered space already
+            continue
         if swap or needed:
-            to_embed.append((drawer_id, drawer.content))
+            to_embed.append((int(seq), drawer_id, drawer.content))
             if not swap:
                 report.embeddings_backfilled += 1
     if fingerprints:
         report.fingerprints_fixed = refresh_fingerprints(context, fingerprints, screening=Bypass(BypassReason.REPAIR))
     failures_before = embedder.embed_failures
-    for start in range(0, len(to_embed), REPAIR_BATCH):
-        batch = to_embed[start : start + REPAIR_BATCH]
-        packed = pack_rows(embed_quantised(embedder, [text for _, text in batch]))
+    for start in range(0, len(to_embed), batch):
+        chunk = to_embed[start : start + batch]
+        packed = pack_rows(embed_quantised(embedder, [text for _, _, text in chunk]))
         refresh_embeddings(
             context,
-            [(drawer_id, row) for (drawer_id, _), row in zip(batch, packed, strict=True)],
+            [(drawer_id, row) for (_, drawer_id, _), row in zip(chunk, packed, strict=True)],
             screening=Bypass(BypassReason.REPAIR),
+            # Rows are embedded in seq order, so everything up to this batch's last seq is in the new space.
+            meta=marker(context, offered, chunk[-1][0]) if swap else None,
         )
-        tick("embed", start + len(batch), len(to_embed))
+        tick("reembed" if swap else "embed", start + len(chunk), len(to_embed))
     report.embed_failures = embedder.embed_failures - failures_before
     if swap:
         report.embeddings_reembedded = len(to_embed)
@@ -263,6 +276,7 @@ def repair_context(context: VaultContext, *, progress: Progress | None = None) -
             connection = context.connection
             connection.execute("BEGIN IMMEDIATE")
             connection.execute("UPDATE meta SET value = ? WHERE key = 'embedder'", (offered.encode("utf-8"),))
+            clear_marker(context)
             connection.execute("COMMIT")
             report.identity_recorded = offered
     if not context.sealed:
@@ -285,6 +299,7 @@ def repair_vault(
     *,
     progress: Progress | None = None,
     after: Callable[[VaultStore], None] | None = None,
+    batch: int = REPAIR_BATCH,
 ) -> RepairReport:
     """Open vault `name` writable with `embedder` (forced when the palace is) and repair it.
 
@@ -293,7 +308,7 @@ def repair_vault(
     """
     with palace.open_vault(name, embedder) as store:
         try:
-            report = repair_context(store._context, progress=progress)
+            report = repair_context(store._context, progress=progress, batch=batch)
         finally:
             if after is not None:
                 after(store)

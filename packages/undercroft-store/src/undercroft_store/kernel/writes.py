@@ -556,11 +556,18 @@ def delete_within(context: VaultContext, ids: Sequence[str], at: str) -> list[Au
     return _delete_rows(context, wanted, at, allow_quarantine=True)
 
 
-def refresh_embeddings(context: VaultContext, rows: Sequence[tuple[str, bytes]], *, screening: Screening) -> int:
+def refresh_embeddings(
+    context: VaultContext,
+    rows: Sequence[tuple[str, bytes]],
+    *,
+    screening: Screening,
+    meta: tuple[str, bytes] | None = None,
+) -> int:
     """Replace stored embeddings (packed int8 rows) of existing drawers: migration and repair only.
 
     Embeddings are derived data outside the HMAC envelope, so no audit record is written; the rows are
-    sealed under ``{id}/emb`` in a sealed vault exactly as on a first write.
+    sealed under ``{id}/emb`` in a sealed vault exactly as on a first write. ``meta`` (key, value) is
+    written in the same transaction: a resumable re-embed's progress marker moves with the rows it counts.
     """
     _check_open(context)
     if not isinstance(screening, Bypass) or screening.reason not in (BypassReason.MIGRATION, BypassReason.REPAIR):
@@ -574,6 +581,11 @@ def refresh_embeddings(context: VaultContext, rows: Sequence[tuple[str, bytes]],
     connection.execute("BEGIN IMMEDIATE")
     try:
         connection.executemany("UPDATE drawers SET embedding = ? WHERE id = ?", values)
+        if meta is not None:
+            connection.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                meta,
+            )
         connection.execute("COMMIT")
     except BaseException:
         if connection.in_transaction:

@@ -5,7 +5,7 @@ selection → hits. Every candidate is HMAC-verified and decrypted (sealed vault
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime
 from functools import partial
 from typing import Final, Literal
@@ -50,6 +50,7 @@ from undercroft_store.search.lexical import LexicalQuery, score_pool
 from undercroft_store.search.lexicon import Lexicon
 from undercroft_store.search.postings import Postings
 from undercroft_store.search.request import SearchRequest
+from undercroft_store.search.rescore import CrossEncoderRescore
 from undercroft_store.search.scope import TrustPolicy, resolve_scope
 from undercroft_store.search.selection import cap_rooms, page
 from undercroft_store.search.tiers import HnswTier, ScaledTier, TierOptions, scaled_tier
@@ -95,6 +96,7 @@ class Searcher:
         retrieval: str | None = None,
         tier_options: TierOptions | None = None,
         mirror: Mirror | None = None,
+        rescore: CrossEncoderRescore | None = None,
     ) -> None:
         """Bind the pipeline to ``store``; ``gate``/``fusion.floor`` default to the embedder's own calibration.
 
@@ -105,7 +107,8 @@ class Searcher:
         (`search.fts`) instead of the RAM postings. ``retrieval`` names the candidate tier (`search.tiers`:
         ``pq`` or ``hnsw``; None: the full scan). ``mirror`` (injected by the composition root) makes every
         search draw its candidate ids from that remote mirror instead (`search.tiers.remote`): the mirror must
-        exist and hold this vault's embedding space, or the search refuses (`MirrorUnavailable`).
+        exist and hold this vault's embedding space, or the search refuses (`MirrorUnavailable`). ``rescore``
+        re-orders the top of the fused ranking with a cross-encoder (`search.rescore`).
         """
         self._store = store
         self._embedder = embedder
@@ -135,6 +138,7 @@ class Searcher:
         self._dated = DatedIndex()
         self._mirror = mirror
         self._mirror_checked = False
+        self.rescore = rescore
 
     @classmethod
     def from_settings(
@@ -152,6 +156,7 @@ class Searcher:
         ``trust_assignments`` None (the default) reads the vault's own trust table through the label guard
         (`undercroft_store.kernel.trust.trust_assignments`) whenever a floor applies, so the vault floor
         ``UNDERCROFT_TRUST_FLOOR`` excludes the wings the operator assigned below it; a tampered table refuses.
+        A cross-encoder the composition root attached to ``store`` reranks the top ``UNDERCROFT_RERANK_TOP_N``.
         """
         floor = settings.semantic_floor(env)
         policy = FusionPolicy(
@@ -181,6 +186,11 @@ class Searcher:
                 train_source_cap=settings.train_source_cap(env),
             ),
             mirror=mirror,
+            rescore=None
+            if store.cross_encoder is None
+            else CrossEncoderRescore(
+                store.cross_encoder, settings.rerank_top_n(env), backend=str(settings.reranker(env) or "onnx")
+            ),
         )
 
     def _drawing_tier(self) -> tuple[NDArray[np.int64], CandidateTier]:
@@ -334,6 +344,13 @@ class Searcher:
         fresh = self._store.hydrate_many(missing) if missing else {}
         return {seq: read[seq] if seq in read else fresh[seq] for seq in seqs if seq in read or seq in fresh}
 
+    def _contents(
+        self, read: Mapping[int, Drawer], drawn_seqs: NDArray[np.int64], window: Sequence[int]
+    ) -> list[str | None]:
+        """The verified content of each window position (None: deleted since it was scored)."""
+        verified = self._verified(read, [int(drawn_seqs[i]) for i in window])
+        return [drawer.content if (drawer := verified.get(int(drawn_seqs[i]))) is not None else None for i in window]
+
     @audited_read(
         "search",
         subject=lambda a: str(a["request"].query),
@@ -446,6 +463,14 @@ class Searcher:
             order = np.lexsort((drawn_seqs[chosen_rows], -scores[chosen_rows], demoted))
             positions = chosen_rows[order].tolist()
         trace.mark("fuse")
+        if self.rescore is not None and request.query.strip():
+            positions = self.rescore.reorder(
+                request.query,
+                positions,
+                lambda window: self._contents(read, drawn_seqs, window),
+                demoted=lambda i: promote and i not in in_window,
+            )
+            trace.mark("rescore")
         selected = cap_rooms(positions, [pool_entries[i].room for i in positions], request.room_cap, request.depth)
         chosen = page(selected, request.offset, request.limit)
         # What is returned is read verified (again, unless this very search just read it).

@@ -87,7 +87,7 @@ def _dedup_save(call: Call, threshold: float) -> dict[str, Any]:
 
 def _stats() -> Binding:
     """``undercroft_status`` plus the /v1 names the documents give: ``records`` (the drawer count again, from
-    the same read), ``kg``, ``tunnels``, ``codebooks`` and the stage failure counters (0: no stage attached)."""
+    the same read), ``kg``, ``tunnels`` and ``codebooks`` (the stage failure counters come with the status)."""
     tool = tool_binding("undercroft_status", source=Source.NONE)
 
     def run(call: Call) -> dict[str, Any]:
@@ -97,8 +97,6 @@ def _stats() -> Binding:
         data["kg"] = KnowledgeGraph(store).stats().to_dict()
         data["tunnels"] = len(list_tunnels(store))
         data["codebooks"] = store.stats().index_generation
-        data["rerank_failures"] = 0
-        data["late_failures"] = 0
         return data
 
     return Binding("stats", {}, run, source=Source.NONE)

@@ -34,7 +34,8 @@ _STATUS_FIELDS = (
     ("vault", "string"), ("level", "string"), ("read_only", "boolean"), ("drawers", "integer"),
     ("quarantined", "integer"), ("wings", "integer"), ("rooms", "integer"), ("chain_records", "integer"),
     ("writes", "integer"), ("head", "string"), ("db_bytes", "integer"), ("embedder", ["string", "null"]),
-    ("embed_failures", "integer"), ("unhealed", "array"), ("chain_ceiling", ["integer", "null"]),
+    ("embed_failures", "integer"), ("rerank_failures", "integer"), ("late_failures", "integer"),
+    ("unhealed", "array"), ("chain_ceiling", ["integer", "null"]),
     ("chain_over_ceiling", "boolean"), ("chain_replays", "integer"), ("heals", "array"),
 )  # fmt: skip
 _STATUS_OUTPUT = {key: {"type": kind} for key, kind in _STATUS_FIELDS}
@@ -56,6 +57,8 @@ def _status(session: ToolSession, args: Arguments) -> str:
         "db_bytes": stats.db_bytes,
         "embedder": stats.embedder,
         "embed_failures": stats.embed_failures,
+        "rerank_failures": stats.rerank_failures,
+        "late_failures": stats.late_failures,
         "unhealed": stats.unhealed,
         "chain_ceiling": stats.chain_ceiling,
         "chain_over_ceiling": stats.chain_over_ceiling,

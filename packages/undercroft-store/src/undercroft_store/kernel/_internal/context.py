@@ -10,6 +10,7 @@ from pathlib import Path
 
 from undercroft_core.drawer import Drawer
 from undercroft_core.embedder import Embedder
+from undercroft_core.model_roles import CrossEncoder
 from undercroft_vault import BlindIndex, Manifest, Sealer, VaultKeys
 
 from undercroft_store.kernel._internal.vault_lock import VaultLock
@@ -44,6 +45,10 @@ class VaultContext:
     generation: int = 0
     data_version: int = 0
     embed_failures_at_open: int = 0
+    # The rescore stage's cross-encoder, attached by the composition root (None: no stage), and its failure
+    # count when attached: a process-wide model is shared by every vault, so each handle counts its own.
+    cross_encoder: CrossEncoder | None = None
+    rerank_failures_at_attach: int = 0
     unhealed: list[str] = field(default_factory=list)
     healed: list[str] = field(default_factory=list)
     # Append indices this handle allocated and has not yet written: a write of one must create, never replace.

@@ -1,5 +1,8 @@
 """A tokenizer and an ONNX Runtime session, glued: files by variable, our own truncation and padding.
 
+Public because undercroft-embed-ort runs the same roles on the same runtime (only its sessions and its batch
+fan-out differ), so it builds on this module rather than keeping a copy of it.
+
 The shipped tokenizer.json may pad and truncate to a fixed length (MiniLM's pads everything to 128): both
 are overridden here — truncation at ``max_tokens``, padding per batch to its own longest text — so a short
 drawer costs a short forward and a long one is not cut at 128. Texts are sorted by token length and run
@@ -9,17 +12,24 @@ in batches of similar length, so padding stays small; results return in the call
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import onnxruntime
 from numpy.typing import NDArray
 from tokenizers import Encoding, Tokenizer
 
-from undercroft_embed_ort.errors import ModelUnavailable
+from undercroft_embed_onnx.errors import ModelUnavailable
 
-__all__ = ["Batch", "TextModel", "default_name", "model_file"]
+__all__ = ["Batch", "Job", "TextModel", "default_name", "model_file", "open_session", "run_sorted", "sequential"]
+
+T = TypeVar("T")
+#: One forward's work: a session and the callers' indices of one length-sorted batch → its result.
+Job = Callable[[onnxruntime.InferenceSession, list[int]], T]
+#: How a role runs its jobs: in turn on one session (onnx) or fanned across a session pool (ort).
+Mapper = Callable[[Job[object], Sequence[list[int]]], list[object]]
 
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _HIDDEN_OUTPUTS = ("last_hidden_state", "token_embeddings")
@@ -48,6 +58,28 @@ def default_name(model: Path, tokenizer: Path) -> str:
             while block := handle.read(1 << 20):
                 digest.update(block)
     return f"onnx-sha256-{digest.hexdigest()[:16]}"
+
+
+def run_sorted(lengths: Sequence[int], size: int, job: Job[T], mapper: Mapper) -> list[tuple[list[int], T]]:
+    """Texts sorted by token length, cut into batches of ``size``, each run by ``job`` through ``mapper``.
+
+    Similar lengths share a batch so padding stays small; each result comes back with the callers' indices
+    of its batch, so the caller puts it back in its own order."""
+    order = sorted(range(len(lengths)), key=lambda index: lengths[index])
+    chunks = [order[start : start + size] for start in range(0, len(order), size)]
+    results = mapper(job, chunks)
+    return [(chunk, result) for chunk, result in zip(chunks, results, strict=True)]  # type: ignore[misc]
+
+
+def sequential(session: onnxruntime.InferenceSession) -> Mapper:
+    """The portable mapper: every job in turn on ``session``."""
+
+    def run(
+        job: Callable[[onnxruntime.InferenceSession, list[int]], object], chunks: Sequence[list[int]]
+    ) -> list[object]:
+        return [job(session, chunk) for chunk in chunks]
+
+    return run
 
 
 class Batch:
