@@ -11,7 +11,7 @@ from typing import Final
 
 import numpy as np
 from numpy.typing import NDArray
-from undercroft_vault import Domain, IntegrityFailure
+from undercroft_vault import BatchOpenFailed, Domain
 
 from undercroft_store.errors import RecordTampered
 from undercroft_store.kernel._internal.context import VaultContext
@@ -28,8 +28,9 @@ _SCALE_BYTES: Final = 4
 def open_embeddings(context: VaultContext, seqs: list[int]) -> dict[int, NDArray[np.float32]]:
     """Unit float32 rows of ``seqs`` still present (another vector space: a zero row).
 
-    Each blob is opened one by one (AEAD under ``{id}/emb`` on a sealed vault); the unpacking, the scale
-    check and the normalisation run once over the whole batch."""
+    Each chunk's blobs are opened in one batched call (`Sealer.open_many`: AEAD under ``{id}/emb`` on a sealed
+    vault, the first that fails is `RecordTampered`); the unpacking, the scale check and the normalisation
+    run once over the whole chunk."""
     dimension = context.embedder.dimension
     width = _SCALE_BYTES + dimension
     found: dict[int, NDArray[np.float32]] = {}
@@ -37,15 +38,21 @@ def open_embeddings(context: VaultContext, seqs: list[int]) -> dict[int, NDArray
         chunk = seqs[start : start + _CHUNK]
         marks = ",".join("?" * len(chunk))
         query = f"SELECT seq, id, embedding FROM drawers WHERE seq IN ({marks})"  # noqa: S608
-        opened: list[int] = []
-        packed: list[bytes] = []
-        for seq, drawer_id, blob in context.connection.execute(query, chunk):
+        rows = context.connection.execute(query, chunk).fetchall()
+        if context.sealed:
+            domains = [Domain.embedding(drawer_id) for _, drawer_id, _ in rows]
             try:
-                plain = context.sealer.open(Domain.embedding(drawer_id), bytes(blob)) if context.sealed else bytes(blob)
-            except IntegrityFailure as error:
+                plains = context.sealer.open_many(domains, [blob for _, _, blob in rows])
+            except BatchOpenFailed as error:
+                drawer_id = rows[error.index][1]
                 row = context.connection.execute("SELECT meta_json FROM drawers WHERE id = ?", (drawer_id,)).fetchone()
                 report_tamper(context, drawer_id, bytes(row[0]) if row is not None else b"")
                 raise RecordTampered(f"embedding of {drawer_id} in vault {context.vault_id!r}: {error}") from None
+        else:
+            plains = [bytes(blob) for _, _, blob in rows]
+        opened: list[int] = []
+        packed: list[bytes] = []
+        for (seq, _, _), plain in zip(rows, plains, strict=True):
             if len(plain) != width:  # another vector space: semantically invisible until repair re-embeds it
                 found[int(seq)] = np.zeros(dimension, dtype=np.float32)
                 continue
@@ -53,10 +60,10 @@ def open_embeddings(context: VaultContext, seqs: list[int]) -> dict[int, NDArray
             packed.append(plain)
         if not opened:
             continue
-        rows = np.frombuffer(b"".join(packed), dtype=np.uint8).reshape(len(opened), width)
-        scales = rows[:, :_SCALE_BYTES].copy().view("<f4").reshape(-1).astype(np.float32)
+        matrix = np.frombuffer(b"".join(packed), dtype=np.uint8).reshape(len(opened), width)
+        scales = matrix[:, :_SCALE_BYTES].copy().view("<f4").reshape(-1).astype(np.float32)
         valid = np.isfinite(scales) & (scales >= 0)
-        vectors = rows[:, _SCALE_BYTES:].view(np.int8).astype(np.float32) * np.where(valid, scales, 0.0)[:, None]
+        vectors = matrix[:, _SCALE_BYTES:].view(np.int8).astype(np.float32) * np.where(valid, scales, 0.0)[:, None]
         norms = np.linalg.norm(vectors, axis=1)
         vectors /= np.where(norms > 0.0, norms, 1.0)[:, None]
         for position, seq in enumerate(opened):
