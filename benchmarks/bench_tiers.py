@@ -16,8 +16,9 @@ again, then for each tier — ``full-scan`` (the default) and ``pq`` (``UNDERCRO
   and beside it the one query's exact rows its second stage opened — every pq query is timed cold);
 * the cost of keeping pq in step: a batch of new drawers written, then the next search's incremental coding;
 * with ``--offsets 0,100,1000``, at the last checkpoint, deep pages: each page (``limit`` 10 at that offset, the
-  ranking's clock pinned) timed beside the single deeper call whose tail it must equal hit for hit, with the
-  rows hydrated and the cost per hydrated row. A page that is not that slice fails the run.
+  ranking's clock pinned) timed cold, then beside the single deeper call whose tail it must equal hit for hit,
+  then again warm (the deeper call's exact rows cached, as when a reader pages on), with the rows hydrated and
+  the cost per hydrated row of the cold page. A page that is not that slice fails the run.
 
 A needle missed by any tier, scope or checkpoint is a failed run (exit 1).
 """
@@ -79,7 +80,7 @@ def _offsets(searcher: Searcher, needles: list[Needle], offsets: list[int]) -> l
     pinned = datetime(2030, 1, 1, tzinfo=UTC)
     rows: list[dict[str, float]] = []
     for offset in offsets:
-        page_ms, deep_ms, pools, tiled = [], [], [], True
+        page_ms, deep_ms, warm_ms, pools, tiled = [], [], [], [], True
         for needle in needles[:3]:
             if isinstance(searcher.tier, PQTier):
                 searcher.tier.drop_exact_rows()
@@ -91,6 +92,10 @@ def _offsets(searcher: Searcher, needles: list[Needle], offsets: list[int]) -> l
             started = time.perf_counter()
             deep = searcher.search(SearchRequest(needle.query, limit=offset + 10, ranked_at=pinned))
             deep_ms.append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()  # the same page again, warm: the deeper call's exact rows are cached
+            again = searcher.search(SearchRequest(needle.query, limit=10, offset=offset, ranked_at=pinned))
+            warm_ms.append((time.perf_counter() - started) * 1000)
+            tiled &= again.hits == page.hits
             pools.append(page.pool)
             tiled &= [hit.to_dict() for hit in page.hits] == [hit.to_dict() for hit in deep.hits[offset:]]
         page_p50 = statistics.median(page_ms)
@@ -100,6 +105,7 @@ def _offsets(searcher: Searcher, needles: list[Needle], offsets: list[int]) -> l
                 "offset": offset,
                 "page_p50_ms": page_p50,
                 "deep_p50_ms": statistics.median(deep_ms),
+                "warm_p50_ms": statistics.median(warm_ms),
                 "hydrated": pool,
                 "us_per_hydrated_row": page_p50 * 1000 / max(pool, 1),
                 "tiled": float(tiled),
@@ -259,7 +265,8 @@ def _render(row: dict[str, object]) -> str:
         for page in figures.get("offsets", []):
             lines.append(
                 f"    offset {page['offset']:,.0f}: page p50 {page['page_p50_ms']:,.0f} ms"
-                f" (the deeper call {page['deep_p50_ms']:,.0f} ms), {page['hydrated']:,.0f} rows hydrated,"
+                f" (warm {page['warm_p50_ms']:,.0f} ms; the deeper call {page['deep_p50_ms']:,.0f} ms),"
+                f" {page['hydrated']:,.0f} rows hydrated,"
                 f" {page['us_per_hydrated_row']:,.1f} µs/row, {'tiled' if page['tiled'] else 'NOT TILED'}"
             )
     return "\n".join(lines)

@@ -418,12 +418,22 @@ def test_a_scoped_draw_is_never_starved_by_the_probed_lists(sealed: tuple[Path, 
     needle = append_drawer_id("delta", "r0", SIZE + 1000)
     vector = EMBEDDER.embed(["heron estuary tidal survey"])[0]
     query = (vector / np.linalg.norm(vector)).astype(np.float32)
-    for scope in (store.scope_seqs(wing="delta"), store.scope_seqs(wing="delta", room="r0")):
+    scopes = {
+        "wing": store.scope_seqs(wing="delta"),
+        "wing+room": store.scope_seqs(wing="delta", room="r0"),
+        "room across wings": store.scope_seqs(room="r0"),  # a room is resolved into the draw too, not a WHERE
+    }
+    for name, scope in scopes.items():
         plan = plan_pool(len(scope), len(scope), 1, 64)
-        assert not plan.exact
+        assert not plan.exact, name
         drawn = tier.candidates(query, scope, plan)
-        assert drawn.stage_one == plan.stage_one and set(drawn.seqs.tolist()) <= set(scope.tolist())
-        assert needle in [drawer.id for drawer in store.hydrate(drawn.seqs[:5].tolist())]
+        assert drawn.stage_one == plan.stage_one and set(drawn.seqs.tolist()) <= set(scope.tolist()), name
+        assert needle in [drawer.id for drawer in store.hydrate(drawn.seqs[:5].tolist())], name
+    # Through the searcher, with a single probed list: every scoped shape still finds the wing's needle first.
+    searcher = Searcher(store, EMBEDDER, retrieval="pq", tier_options=TierOptions(ivf_min=500, nprobe=1))
+    for wing, room in (("delta", None), ("delta", "r0"), (None, "r0")):
+        request = SearchRequest("heron estuary tidal survey", limit=5, wing=wing, room=room)
+        assert searcher.search(request).hits[0].id == needle, (wing, room)
 
 
 def test_every_failing_code_row_of_a_batch_is_named_and_the_rest_still_load(sealed: tuple[Path, VaultStore]) -> None:
