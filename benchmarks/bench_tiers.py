@@ -15,7 +15,7 @@ again, then for each tier — ``full-scan`` (the default) and ``pq`` (``UNDERCRO
 * RAM per drawer of the tier's index (full scan: the float32 matrix; pq: codes, ids, marks, seqs and codebook,
   and beside it the one query's exact rows its second stage opened — every pq query is timed cold);
 * the cost of keeping pq in step: a batch of new drawers written, then the next search's incremental coding;
-* with ``--offsets 0,100,1000``, at the last checkpoint, deep pages: each page (``limit`` 10 at that offset, the
+* with ``--offsets 0,100,990``, at the last checkpoint, deep pages: each page (``limit`` 10 at that offset, the
   ranking's clock pinned) timed cold, then beside the single deeper call whose tail it must equal hit for hit,
   then again warm (the deeper call's exact rows cached, as when a reader pages on), with the rows hydrated and
   the cost per hydrated row of the cold page. A page that is not that slice fails the run.
@@ -40,6 +40,7 @@ from undercroft_bench.synth_corpus import Needle, SynthSpec
 from undercroft_core import HashEmbedder, append_drawer_id
 from undercroft_store import Palace, VaultStore
 from undercroft_store.search import Searcher, SearchRequest
+from undercroft_store.search.request import MAX_LIMIT
 from undercroft_store.search.tiers import PQTier, TierOptions
 
 SCOPES = ("unscoped", "wing", "room", "wing+room")
@@ -198,6 +199,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(SMOKE + [a for a in argv if a != "--smoke"] if "--smoke" in argv else argv)
     checkpoints = [int(part) for part in args.checkpoints.split(",")]
     offsets = [int(part) for part in args.offsets.split(",") if part]
+    if any(offset < 0 or offset + 10 > MAX_LIMIT for offset in offsets):
+        parser.error(f"--offsets: each must be 0 to {MAX_LIMIT - 10} (the deeper call asks for offset + 10 hits)")
     spec = SynthSpec(needles_per_step=args.needles)
     options = TierOptions(ivf_min=args.ivf_min)
     began = time.perf_counter()
