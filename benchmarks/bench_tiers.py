@@ -14,7 +14,11 @@ again, then for each tier — ``full-scan`` (the default) and ``pq`` (``UNDERCRO
   for the full scan; the sealed codebook and code rows for pq, trained and encoded the first time);
 * RAM per drawer of the tier's index (full scan: the float32 matrix; pq: codes, ids, marks, seqs and codebook,
   and beside it the one query's exact rows its second stage opened — every pq query is timed cold);
-* the cost of keeping pq in step: a batch of new drawers written, then the next search's incremental coding.
+* the cost of keeping pq in step: a batch of new drawers written, then the next search's incremental coding;
+* with ``--offsets 0,100,990``, at the last checkpoint, deep pages: each page (``limit`` 10 at that offset, the
+  ranking's clock pinned) timed cold, then beside the single deeper call whose tail it must equal hit for hit,
+  then again warm (the deeper call's exact rows cached, as when a reader pages on), with the rows hydrated and
+  the cost per hydrated row of the cold page. A page that is not that slice fails the run.
 
 A needle missed by any tier, scope or checkpoint is a failed run (exit 1).
 """
@@ -36,11 +40,12 @@ from undercroft_bench.synth_corpus import Needle, SynthSpec
 from undercroft_core import HashEmbedder, append_drawer_id
 from undercroft_store import Palace, VaultStore
 from undercroft_store.search import Searcher, SearchRequest
+from undercroft_store.search.request import MAX_LIMIT
 from undercroft_store.search.tiers import PQTier, TierOptions
 
 SCOPES = ("unscoped", "wing", "room", "wing+room")
 TIERS = ("full-scan", "pq")
-SMOKE = ["--checkpoints", "1500,3000", "--needles", "4", "--batch", "500", "--maintain", "200"]
+SMOKE = ["--checkpoints", "1500,3000", "--needles", "4", "--batch", "500", "--maintain", "200", "--offsets", "0,40"]
 K = 5
 
 
@@ -71,6 +76,45 @@ def _scopes(searcher: Searcher, needles: list[Needle]) -> dict[str, dict[str, fl
     return figures
 
 
+def _offsets(searcher: Searcher, needles: list[Needle], offsets: list[int]) -> list[dict[str, float]]:
+    """Deep pages of a few needle queries: each page timed, and checked against the one deeper call's slice."""
+    pinned = datetime(2030, 1, 1, tzinfo=UTC)
+    rows: list[dict[str, float]] = []
+    for offset in offsets:
+        page_ms, deep_ms, warm_ms, pools, tiled = [], [], [], [], True
+        for needle in needles[:3]:
+            if isinstance(searcher.tier, PQTier):
+                searcher.tier.drop_exact_rows()
+            started = time.perf_counter()
+            page = searcher.search(SearchRequest(needle.query, limit=10, offset=offset, ranked_at=pinned))
+            page_ms.append((time.perf_counter() - started) * 1000)
+            if isinstance(searcher.tier, PQTier):
+                searcher.tier.drop_exact_rows()
+            started = time.perf_counter()
+            deep = searcher.search(SearchRequest(needle.query, limit=offset + 10, ranked_at=pinned))
+            deep_ms.append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()  # the same page again, warm: the deeper call's exact rows are cached
+            again = searcher.search(SearchRequest(needle.query, limit=10, offset=offset, ranked_at=pinned))
+            warm_ms.append((time.perf_counter() - started) * 1000)
+            tiled &= again.hits == page.hits
+            pools.append(page.pool)
+            tiled &= [hit.to_dict() for hit in page.hits] == [hit.to_dict() for hit in deep.hits[offset:]]
+        page_p50 = statistics.median(page_ms)
+        pool = statistics.median(pools)
+        rows.append(
+            {
+                "offset": offset,
+                "page_p50_ms": page_p50,
+                "deep_p50_ms": statistics.median(deep_ms),
+                "warm_p50_ms": statistics.median(warm_ms),
+                "hydrated": pool,
+                "us_per_hydrated_row": page_p50 * 1000 / max(pool, 1),
+                "tiled": float(tiled),
+            }
+        )
+    return rows
+
+
 def _ram_per_drawer(searcher: Searcher, drawers: int) -> float:
     tier = searcher.tier
     if isinstance(tier, PQTier):
@@ -79,7 +123,9 @@ def _ram_per_drawer(searcher: Searcher, drawers: int) -> float:
     return (unit.nbytes + seqs.nbytes) / drawers
 
 
-def _checkpoint(palace: Palace, needles: list[Needle], drawers: int, options: TierOptions) -> dict[str, object]:
+def _checkpoint(
+    palace: Palace, needles: list[Needle], drawers: int, options: TierOptions, offsets: list[int]
+) -> dict[str, object]:
     embedder = HashEmbedder()
     row: dict[str, object] = {"drawers": drawers}
     for tier in TIERS:
@@ -97,6 +143,8 @@ def _checkpoint(palace: Palace, needles: list[Needle], drawers: int, options: Ti
             "ram_b_per_drawer": _ram_per_drawer(searcher, drawers),
             "scopes": _scopes(searcher, needles),
         }
+        if offsets:
+            row[tier]["offsets"] = _offsets(searcher, needles, offsets)  # type: ignore[index]
         if isinstance(searcher.tier, PQTier):  # after the last needle search: one query's exact rows
             row[tier]["exact_cache_b_per_drawer"] = searcher.tier.exact_bytes() / drawers  # type: ignore[index]
         if isinstance(searcher.tier, PQTier):
@@ -146,9 +194,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--batch", type=int, default=2000, help="drawers per write call")
     parser.add_argument("--maintain", type=int, default=1000, help="drawers written to time incremental coding")
     parser.add_argument("--ivf-min", type=int, default=8192, help="UNDERCROFT_IVF_MIN for the pq tier")
+    parser.add_argument("--offsets", default="", help="comma list of page offsets timed at the last checkpoint")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(SMOKE + [a for a in argv if a != "--smoke"] if "--smoke" in argv else argv)
     checkpoints = [int(part) for part in args.checkpoints.split(",")]
+    offsets = [int(part) for part in args.offsets.split(",") if part]
+    if any(offset < 0 or offset + 10 > MAX_LIMIT for offset in offsets):
+        parser.error(f"--offsets: each must be 0 to {MAX_LIMIT - 10} (the deeper call asks for offset + 10 hits)")
     spec = SynthSpec(needles_per_step=args.needles)
     options = TierOptions(ivf_min=args.ivf_min)
     began = time.perf_counter()
@@ -169,7 +221,7 @@ def main(argv: list[str]) -> int:
             needles.extend(planted)
             rate = (target - written) / spent
             written = target
-            row = _checkpoint(palace, needles, target, options)
+            row = _checkpoint(palace, needles, target, options, offsets if target == checkpoints[-1] else [])
             row["ingest_per_s"] = rate
             row["needles"] = len(needles)
             report["checkpoints"].append(row)  # type: ignore[attr-defined]
@@ -177,6 +229,7 @@ def main(argv: list[str]) -> int:
             for tier in TIERS:
                 scopes = row[tier]["scopes"]  # type: ignore[index]
                 failed |= any(figures["recall"] < 1.0 for figures in scopes.values())
+                failed |= any(page["tiled"] < 1.0 for page in row[tier].get("offsets", []))  # type: ignore[attr-defined]
         maintain = _maintain(palace, spec, written, args.maintain, options)
         report["maintain"] = maintain
         print(
@@ -185,7 +238,7 @@ def main(argv: list[str]) -> int:
             flush=True,
         )
     report["wall_s"] = time.perf_counter() - began
-    verdict = "FAILED: a needle was missed" if failed else "every needle found"
+    verdict = "FAILED: a needle was missed or a page did not tile" if failed else "every needle found, every page tiled"
     print(f"wall: {report['wall_s']:.0f} s; commit {report['commit']}; {verdict}")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
@@ -212,6 +265,13 @@ def _render(row: dict[str, object]) -> str:
             f" reopened {figures['reopen_to_first_ms']:,.0f} ms)"
             f"  RAM {figures['ram_b_per_drawer']:,.0f} B/drawer{extra}\n    {scopes}"
         )
+        for page in figures.get("offsets", []):
+            lines.append(
+                f"    offset {page['offset']:,.0f}: page p50 {page['page_p50_ms']:,.0f} ms"
+                f" (warm {page['warm_p50_ms']:,.0f} ms; the deeper call {page['deep_p50_ms']:,.0f} ms),"
+                f" {page['hydrated']:,.0f} rows hydrated,"
+                f" {page['us_per_hydrated_row']:,.1f} µs/row, {'tiled' if page['tiled'] else 'NOT TILED'}"
+            )
     return "\n".join(lines)
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from undercroft_core import Drawer, HashEmbedder, append_drawer_id
 from undercroft_store import DrawerWrite, Palace, Screen, VaultStore
+from undercroft_store.errors import RecordTampered
 from undercroft_store.governance.forgetting import forget
 from undercroft_store.governance.retention import set_retention, sweep
 from undercroft_store.integrity.repair import repair_vault
@@ -417,9 +418,52 @@ def test_a_scoped_draw_is_never_starved_by_the_probed_lists(sealed: tuple[Path, 
     needle = append_drawer_id("delta", "r0", SIZE + 1000)
     vector = EMBEDDER.embed(["heron estuary tidal survey"])[0]
     query = (vector / np.linalg.norm(vector)).astype(np.float32)
-    for scope in (store.scope_seqs(wing="delta"), store.scope_seqs(wing="delta", room="r0")):
+    scopes = {
+        "wing": store.scope_seqs(wing="delta"),
+        "wing+room": store.scope_seqs(wing="delta", room="r0"),
+        "room across wings": store.scope_seqs(room="r0"),  # a room is resolved into the draw too, not a WHERE
+    }
+    for name, scope in scopes.items():
         plan = plan_pool(len(scope), len(scope), 1, 64)
-        assert not plan.exact
+        assert not plan.exact, name
         drawn = tier.candidates(query, scope, plan)
-        assert drawn.stage_one == plan.stage_one and set(drawn.seqs.tolist()) <= set(scope.tolist())
-        assert needle in [drawer.id for drawer in store.hydrate(drawn.seqs[:5].tolist())]
+        assert drawn.stage_one == plan.stage_one and set(drawn.seqs.tolist()) <= set(scope.tolist()), name
+        assert needle in [drawer.id for drawer in store.hydrate(drawn.seqs[:5].tolist())], name
+    # Through the searcher, with a single probed list: every scoped shape still finds the wing's needle first.
+    searcher = Searcher(store, EMBEDDER, retrieval="pq", tier_options=TierOptions(ivf_min=500, nprobe=1))
+    for wing, room in (("delta", None), ("delta", "r0"), (None, "r0")):
+        request = SearchRequest("heron estuary tidal survey", limit=5, wing=wing, room=room)
+        assert searcher.search(request).hits[0].id == needle, (wing, room)
+
+
+def test_every_failing_code_row_of_a_batch_is_named_and_the_rest_still_load(sealed: tuple[Path, VaultStore]) -> None:
+    # The rows open in batches (`Sealer.open_many`): a failure in the middle must not hide the rows after it.
+    root, store = sealed
+    request = SearchRequest("walnut orchard harvest", limit=5)
+    expected = _searcher(store).search(request)
+    for seq in (3, 250, 251, 699):
+        _flip_blob(root, tables.ROWS_TABLE, f"seq = {seq}")
+    failing = sorted(line for line in store.verify().index_tier if "fails its seal" in line)
+    assert failing == sorted(f"{tables.ROWS_TABLE} code row of seq {seq} fails its seal" for seq in (3, 250, 251, 699))
+    tier = PQTier(OPTIONS)
+    tier.prepare(store)
+    assert sorted(tier.distrusted) == sorted(f"code row {seq}" for seq in (3, 250, 251, 699))
+    assert tier.encoded == 4  # only the four distrusted rows were encoded again from their verified embeddings
+    assert tier.coded() == _from_scratch(store, tier)
+    assert _searcher(store).search(request) == expected
+
+
+def test_a_flipped_embedding_among_the_drawn_candidates_is_record_tampered(sealed: tuple[Path, VaultStore]) -> None:
+    # The second stage opens its candidates in one batch: the altered blob is named, the batch is not trusted.
+    root, store = sealed
+    searcher = _searcher(store)
+    searcher.search(SearchRequest("anything", limit=5))
+    seqs = store.scope_seqs()
+    with _raw(root) as db:
+        drawer_id, blob = db.execute("SELECT id, embedding FROM drawers WHERE seq = ?", (int(seqs[400]),)).fetchone()
+        flipped = bytearray(blob)
+        flipped[len(flipped) // 2] ^= 0x01
+        db.execute("UPDATE drawers SET embedding = ? WHERE id = ?", (bytes(flipped), drawer_id))
+    with pytest.raises(RecordTampered, match=drawer_id):
+        open_embeddings(store._context, seqs[390:410].tolist())
+    assert set(open_embeddings(store._context, seqs[401:420].tolist())) == set(seqs[401:420].tolist())

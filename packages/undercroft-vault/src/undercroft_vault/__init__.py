@@ -27,6 +27,7 @@ from undercroft_vault.chain import (
 )
 from undercroft_vault.domains import Domain, DomainKind
 from undercroft_vault.errors import (
+    BatchOpenFailed,
     BundleOpenFailed,
     BundleRefused,
     ChainBroken,
@@ -77,6 +78,7 @@ __all__ = [
     "AnchorPosition",
     "Attestation",
     "AuditRow",
+    "BatchOpenFailed",
     "BlindIndex",
     "BundleManifest",
     "BundleOpenFailed",

@@ -16,6 +16,7 @@ from __future__ import annotations
 from undercroft_core.errors import IntegrityError, InvalidInput, UndercroftError
 
 __all__ = [
+    "BatchOpenFailed",
     "BundleOpenFailed",
     "BundleRefused",
     "ChainBroken",
@@ -59,6 +60,15 @@ class IntegrityFailure(Error, IntegrityError):
 
 class OpenFailed(IntegrityFailure):
     """A sealed blob failed to open: wrong vault, record, domain or key, or the bytes were altered."""
+
+
+class BatchOpenFailed(OpenFailed):
+    """One blob of a `Sealer.open_many` batch failed to open; ``index`` is its position in the batch."""
+
+    def __init__(self, index: int, message: str) -> None:
+        """Name the failing position and why."""
+        super().__init__(message)
+        self.index = index
 
 
 class TagMismatch(IntegrityFailure):

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import hmac
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from undercroft_vault import Domain, IntegrityFailure
+from undercroft_vault import BatchOpenFailed, Domain, IntegrityFailure
 
 from undercroft_store.kernel._internal.context import VaultContext
 
@@ -48,6 +48,7 @@ _DDL: Final = (
 )
 _TAG_PREFIX: Final = b"undercroft.pq-tag.v1\x00"
 _TAG_BYTES: Final = 32
+_OPEN_BATCH: Final = 1024
 
 
 def row_domain(generation: int, seq: int) -> Domain:
@@ -86,6 +87,23 @@ class Envelope:
             return None
         plain, tag = blob[:-_TAG_BYTES], blob[-_TAG_BYTES:]
         return plain if hmac.compare_digest(self._tag(domain, plain), tag) else None
+
+    def open_each(self, domains: Sequence[Domain], blobs: Sequence[bytes]) -> list[bytes | None]:
+        """`open` over many blobs (a batched AEAD open on a sealed vault); None at each one that fails."""
+        context = self._context
+        if not context.sealed:
+            return [self.open(domain, blob) for domain, blob in zip(domains, blobs, strict=True)]
+        opened: list[bytes | None] = []
+        while len(opened) < len(blobs):
+            start = len(opened)
+            stop = min(len(blobs), start + _OPEN_BATCH)  # bounded: a failure costs at most one batch again
+            try:
+                opened.extend(context.sealer.open_many(domains[start:stop], blobs[start:stop]))
+            except BatchOpenFailed as error:  # keep what opened before it, distrust it, go on after it
+                good = start + error.index
+                opened.extend(context.sealer.open_many(domains[start:good], blobs[start:good]))
+                opened.append(None)
+        return opened
 
     def _tag(self, domain: Domain, plain: bytes) -> bytes:
         context = self._context

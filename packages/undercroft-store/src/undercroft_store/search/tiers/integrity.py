@@ -47,8 +47,10 @@ def tier_findings(context: VaultContext) -> list[str]:
         return [f"{rows} code row(s) stored without a codebook (generation {stored.generation})"] if rows else []
     if stored.generation < 0:
         return [f"{tables.META_TABLE} generation is not a decimal counter", *findings[1:]]
-    for seq, blob in connection.execute(f"SELECT seq, blob FROM {tables.ROWS_TABLE} ORDER BY seq"):  # noqa: S608
-        if envelope.open(tables.row_domain(stored.generation, int(seq)), bytes(blob)) is None:
+    coded = connection.execute(f"SELECT seq, blob FROM {tables.ROWS_TABLE} ORDER BY seq").fetchall()  # noqa: S608
+    domains = [tables.row_domain(stored.generation, int(seq)) for seq, _ in coded]
+    for (seq, _), plain in zip(coded, envelope.open_each(domains, [bytes(blob) for _, blob in coded]), strict=True):
+        if plain is None:
             findings.append(f"{tables.ROWS_TABLE} code row of seq {int(seq)} fails its seal")
     return findings
 

@@ -266,8 +266,9 @@ class PQTier:
             self._writable_at_rest = False
             return None
         coded: dict[int, tuple[bytes, bytes]] = {}
-        for seq, blob in context.connection.execute(f"SELECT seq, blob FROM {tables.ROWS_TABLE}"):  # noqa: S608
-            plain = envelope.open(tables.row_domain(stored.generation, int(seq)), bytes(blob))
+        rows = context.connection.execute(f"SELECT seq, blob FROM {tables.ROWS_TABLE}").fetchall()  # noqa: S608
+        domains = [tables.row_domain(stored.generation, int(seq)) for seq, _ in rows]
+        for (seq, _), plain in zip(rows, envelope.open_each(domains, [bytes(blob) for _, blob in rows]), strict=True):
             if plain is None or len(plain) != MARK_BYTES + book.code_size:
                 self.distrusted.append(f"code row {int(seq)}")
                 continue
