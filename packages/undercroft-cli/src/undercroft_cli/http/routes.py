@@ -44,7 +44,7 @@ ROUTES: tuple[Route, ...] = (
     Route("DELETE", _V, "delete a vault (409 for the --vault vault)"),
     # read / write
     Route("GET", f"{_V}/stats", "counts, chain height, head, posture, unhealed, failures"),
-    Route("GET", f"{_V}/stats/history", "stats sample ring buffer", pending="telemetry (the observability issue)"),
+    Route("GET", f"{_V}/stats/history", "stats sample ring buffer ?window= (501 without the telemetry extra)"),
     Route("POST", f"{_V}/drawers", "save {text, wing?, room?}; 202 + quarantined when diverted"),
     Route("GET", f"{_V}/drawers", "paged drawer summaries ?wing=&room=&limit=&offset="),
     Route("GET", f"{_V}/drawers/{{drawer_id}}", "one full drawer"),
