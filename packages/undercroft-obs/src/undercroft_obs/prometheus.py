@@ -10,12 +10,13 @@ per-vault isolation the scrape must not enumerate tenants. Importing this module
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 
 from undercroft_obs._internal.metadata import EventValue
 from undercroft_obs.errors import Error
 from undercroft_obs.exposition import DEFAULT_BUCKETS
-from undercroft_obs.names import COUNTER_LABELS, GAUGE_LABELS, HISTOGRAM_LABELS
+from undercroft_obs.names import COUNTER_LABELS, GAUGE_LABELS, HISTOGRAM_LABELS, LABEL_VOCABULARIES
 
 __all__ = ["EXPOSITION_CONTENT_TYPE", "PrometheusSink", "TelemetryMissing"]
 
@@ -55,6 +56,13 @@ class PrometheusSink:
             # prometheus-client appends _total itself; the created-timestamp series are not exported.
             counters[name] = Counter(name.removesuffix("_total"), name, sorted(keys), registry=self.registry)
         self._counters: dict[str, Counter] = counters
+        for name, vocabularies in LABEL_VOCABULARIES.items():
+            # A counter whose every label is a closed vocabulary starts at 0 on each value: an alert on
+            # increase() then fires on the FIRST event, where a series born at 1 would show no increase.
+            if name in counters and set(vocabularies) == COUNTER_LABELS[name]:
+                keys = sorted(vocabularies)
+                for values in itertools.product(*(sorted(vocabularies[key]) for key in keys)):
+                    counters[name].labels(**dict(zip(keys, values, strict=True)))
         self._histograms: dict[str, Histogram] = {
             name: Histogram(name, name, sorted(keys), registry=self.registry, buckets=DEFAULT_BUCKETS)
             for name, keys in HISTOGRAM_LABELS.items()
