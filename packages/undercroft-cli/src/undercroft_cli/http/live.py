@@ -52,8 +52,13 @@ _MAX_WINGS = 256  # the shim's sequence bound; a sample names the first 256 wing
 def sample_of(session: ToolSession) -> dict[str, Any]:
     """One vault's sample frame: counts, the chain height and ``wings`` as ``[name, drawers]`` pairs."""
     store = session.store
-    stats = store.stats()
+    stats = store.stats()  # also sets the drawers / chain-height / bytes gauges
     kg = KnowledgeGraph(store).stats()
+    # The gauges "where sampled": the sampler is what reads these counts on a server.
+    obs.set_gauge(names.GAUGE_KG_TRIPLES, kg.facts, vault=stats.vault)
+    obs.set_gauge(names.GAUGE_KG_ENTITIES, kg.entities, vault=stats.vault)
+    if stats.index_generation is not None:
+        obs.set_gauge(names.CODEBOOK_GENERATION_PQ_CODEBOOK, stats.index_generation, vault=stats.vault)
     return {
         "ts": round(time.time(), 3),
         "vault": stats.vault,
