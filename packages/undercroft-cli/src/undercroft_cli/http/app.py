@@ -33,6 +33,7 @@ from undercroft_cli.http.auth import ASSERTION_HEADER, Gate
 from undercroft_cli.http.console import console_asset
 from undercroft_cli.http.errors import error_response, unauthorized
 from undercroft_cli.http.live import MISSING_EXTRA, STREAM_PATH, Live
+from undercroft_cli.http.monitor import monitor_asset
 from undercroft_cli.http.openapi import openapi_document
 from undercroft_cli.http.routes import READ_POSTS, UNGATED, path_pattern
 from undercroft_cli.http.tenancy import Tenancy
@@ -188,6 +189,11 @@ def build_app(service: Service) -> Starlette:
     async def no_stream(_request: Request) -> Response:
         return error_response(501, f"GET {STREAM_PATH} needs {MISSING_EXTRA}")
 
+    async def monitor(request: Request) -> Response:
+        if live is None:  # the page renders the live stream: a build without one has nothing to show
+            return error_response(501, f"the Palace Monitor needs {MISSING_EXTRA}")
+        return monitor_asset(request.url.path.removeprefix("/monitor").lstrip("/") or "index.html")
+
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         async with manager.run(), anyio.create_task_group() as group:
@@ -205,6 +211,9 @@ def build_app(service: Service) -> Starlette:
         Route("/ui", ui, methods=["GET"]),
         Route("/ui/console.js", ui, methods=["GET"]),
         Route("/ui/console.css", ui, methods=["GET"]),
+        Route("/monitor", monitor, methods=["GET"]),
+        Route("/monitor/monitor.js", monitor, methods=["GET"]),
+        Route("/monitor/monitor.css", monitor, methods=["GET"]),
         Route("/v1/openapi.json", openapi, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
         Route("/mcp", _McpEndpoint(manager), methods=["GET", "POST", "DELETE"]),

@@ -124,8 +124,12 @@ UNGATED: tuple[tuple[str, str], ...] = (
     ("GET", "/ui"),
     ("GET", "/ui/console.js"),
     ("GET", "/ui/console.css"),
+    ("GET", "/monitor"),
+    ("GET", "/monitor/monitor.js"),
+    ("GET", "/monitor/monitor.css"),
 )
-"""Served in front of the bearer: they carry no secrets and read nothing (the console's page is static)."""
+"""Served in front of the bearer: they carry no secrets and read nothing (the console's and the monitor's pages
+are static)."""
 
 
 def route_key(method: str, path: str) -> tuple[str, str]:
