@@ -43,7 +43,7 @@ import bench_search_cost
 
 
 class _Quiet(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:  # noqa: N802 -- http.server's spelling
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers["Content-Length"]))
         self.send_response(200)
         self.send_header("Content-Length", "0")
@@ -91,7 +91,7 @@ def _arm(name: str, receiver: str) -> Iterator[None]:
 def run(size: int, queries: int, rounds: int, clock: Callable[[], float]) -> dict[str, Any]:
     """The figures of one run."""
     try:
-        import undercroft_obs.otlp  # noqa: F401
+        import undercroft_obs.otlp
         import undercroft_obs.prometheus  # noqa: F401
 
         arms = ["bare", "default", "broker", "otlp"]
