@@ -77,7 +77,7 @@ def _arm(name: str, receiver: str) -> Iterator[None]:
         if name == "broker":
             yield
             return
-        from undercroft_obs.otlp import OtlpTracer
+        from undercroft_obs.telemetry.otlp import OtlpTracer
 
         tracer = OtlpTracer(receiver, schedule_delay_ms=200)
         previous = obs.install_tracer(tracer)
@@ -91,9 +91,6 @@ def _arm(name: str, receiver: str) -> Iterator[None]:
 def run(size: int, queries: int, rounds: int, clock: Callable[[], float]) -> dict[str, Any]:
     """The figures of one run."""
     try:
-        import undercroft_obs.otlp
-        import undercroft_obs.prometheus  # noqa: F401
-
         arms = ["bare", "default", "broker", "otlp"]
     except obs.Error:
         arms = ["bare", "default"]

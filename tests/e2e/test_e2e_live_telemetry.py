@@ -283,7 +283,7 @@ def test_the_stream_asserts_for_its_vault(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "endpoint",
-    ["http://example.com:4318", "http://127.1"],  # the rest of the rule: tests of undercroft_obs.otlp
+    ["http://example.com:4318", "http://127.1"],  # the rest of the rule: tests of undercroft_obs.telemetry.otlp
 )
 def test_an_otlp_endpoint_the_policy_refuses_stops_the_start(tmp_path: Path, endpoint: str) -> None:
     env = palace_env(tmp_path / "palace")

@@ -83,7 +83,7 @@ def test_spans_take_registered_names_and_declared_scalar_attributes_only() -> No
 
 
 # --- the OTLP tracer -------------------------------------------------------------------------------------
-otlp = pytest.importorskip("undercroft_obs.otlp", reason="the telemetry extra is not installed")
+otlp = pytest.importorskip("undercroft_obs.telemetry.otlp", reason="the telemetry extra is not installed")
 TransportRefused = pytest.importorskip("undercroft_net.errors").TransportRefused
 
 

@@ -183,7 +183,7 @@ def _tracer() -> Any:
     if endpoint is None:
         return None  # nothing leaves the process
     import undercroft_obs
-    from undercroft_obs.otlp import OtlpTracer
+    from undercroft_obs.telemetry.otlp import OtlpTracer
 
     pin = settings.otlp_ca()
     tracer = OtlpTracer(
