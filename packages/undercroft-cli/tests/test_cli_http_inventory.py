@@ -26,7 +26,10 @@ _FRAMEWORK = {
     "/v1/openapi.json",
     "/mcp",
     "/metrics",
-    "/v1/vaults/{id}/stream",
+    "/monitor",
+    "/monitor/monitor.js",
+    "/monitor/monitor.css",
+    "/v1/vaults/{id}/stream",  # beside the /v1 table: the documents list the stream under observability
 }
 
 
