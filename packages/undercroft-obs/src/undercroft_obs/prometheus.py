@@ -71,9 +71,9 @@ class PrometheusSink:
             # A counter whose every label is a closed vocabulary starts at 0 on each value: an alert on
             # increase() then fires on the FIRST event, where a series born at 1 would show no increase.
             if name in counters and set(vocabularies) == COUNTER_LABELS[name]:
-                keys = sorted(vocabularies)
-                for values in itertools.product(*(sorted(vocabularies[key]) for key in keys)):
-                    counters[name].labels(**dict(zip(keys, values, strict=True)))
+                ordered = sorted(vocabularies)
+                for values in itertools.product(*(sorted(vocabularies[key]) for key in ordered)):
+                    counters[name].labels(**dict(zip(ordered, values, strict=True)))
         self._histograms: dict[str, Histogram] = {
             name: Histogram(name, name, sorted(keys), registry=self.registry, buckets=DEFAULT_BUCKETS)
             for name, keys in HISTOGRAM_LABELS.items()
