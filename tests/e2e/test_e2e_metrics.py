@@ -108,7 +108,7 @@ _BLOCKED = """
 import importlib.abc, sys
 class Block(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] == "prometheus_client":
+        if name.split(".")[0] == "prometheus_client" or name.startswith(("opentelemetry.sdk", "opentelemetry.exp")):
             raise ImportError(f"blocked for this test: {name}")
         return None
 sys.meta_path.insert(0, Block())
@@ -123,19 +123,23 @@ def test_without_the_extra_nothing_of_it_is_imported_and_metrics_says_so(home: P
 from starlette.testclient import TestClient
 import undercroft_cli.main
 from undercroft_cli.http import Gate, Service, Tenancy, build_app
-from undercroft_cli.serving import _metrics_sink
+from undercroft_cli.serving import _telemetry
 from undercroft_core.hash_embedder import HashEmbedder
 from undercroft_store import Palace
 palace = Palace.from_env()
 service = Service(Tenancy(palace, HashEmbedder(), read_only=False, pinned="default"), Gate(None, None), "default",
                   metrics_declared=True)
-service.metrics = _metrics_sink(per_vault_gauges=True)
+service.metrics, service.live = _telemetry(metrics=True, per_vault_gauges=True)
+assert service.live is None
 with TestClient(build_app(service)) as client:
     assert client.get("/v1/vaults").status_code == 200
     assert client.post("/v1/vaults/default/drawers", json={"text": "x"}).status_code == 200
     refused = client.get("/metrics")
     assert refused.status_code == 503 and "telemetry" in refused.json()["error"], refused.text
-loaded = sorted(m for m in sys.modules if m.split(".")[0] == "prometheus_client")
+    for path in ("/v1/vaults/default/stream", "/v1/vaults/default/stats/history", "/monitor"):
+        refused = client.get(path)
+        assert refused.status_code == 501 and "telemetry extra" in refused.json()["error"], (path, refused.text)
+loaded = sorted(m for m in sys.modules if m.split(".")[0] == "prometheus_client" or m.startswith("opentelemetry.sdk"))
 assert loaded == [], loaded
 print("ok")
 """

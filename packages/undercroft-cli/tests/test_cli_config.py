@@ -104,7 +104,7 @@ def test_the_configuration_reference_is_rendered_for_this_build() -> None:
             "this build has no fde retrieval tier (retrieval/fde); unset it or declare off",
         ),
         ("UNDERCROFT_RERANKER", "colbert", "this build has no colbert late-interaction reranker"),
-        ("UNDERCROFT_OTLP_ENDPOINT", "https://otel.example:4318", "this build has no OTLP trace exporter"),
+        ("UNDERCROFT_OTLP_ENDPOINT", "http://otel.example:4318", "cleartext http to the non-loopback host"),
         ("UNDERCROFT_QDRANT_URL", "http://evil.example:6333", "cleartext http to the non-loopback host"),
         ("UNDERCROFT_EMBED_DIM", "0", "0 is out of range"),
         ("UNDERCROFT_ADMISSION_LLM", "garbage", "not one of the legal values"),

@@ -27,6 +27,10 @@ _FRAMEWORK = {
     "/v1/openapi.json",
     "/mcp",
     "/metrics",
+    "/monitor",
+    "/monitor/monitor.js",
+    "/monitor/monitor.css",
+    "/v1/vaults/{id}/stream",  # beside the /v1 table: the documents list the stream under observability
 }
 
 
@@ -63,6 +67,13 @@ def test_every_pending_route_answers_501_naming_what_it_waits_for(client: TestCl
         response = client.request(method, path.replace("{id}", "default"))
         assert response.status_code == 501, path
         assert waits_for in response.json()["error"]
+
+
+def test_without_the_telemetry_broker_the_live_routes_answer_501_naming_the_extra(client: TestClient) -> None:
+    for path in ("/v1/vaults/default/stats/history", "/v1/vaults/default/stream"):
+        response = client.get(path)
+        assert response.status_code == 501, path
+        assert "telemetry extra" in response.json()["error"]
 
 
 def test_openapi_describes_every_route_and_method(client: TestClient) -> None:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 import click
 from undercroft_config import settings
@@ -18,6 +20,9 @@ from undercroft_store import DEFAULT_VAULT
 
 from undercroft_cli._internal.composition import admission_advisor, open_palace, open_store, pick_embedder
 from undercroft_cli.errors import Error
+
+if TYPE_CHECKING:
+    from undercroft_cli.http.live import Live
 
 __all__ = ["assert_header_command", "serve_http_command", "serve_mcp_command"]
 
@@ -97,10 +102,11 @@ def serve_http_command(host: str, port: int, vault: str, read_only: bool) -> int
                     click.echo(f"unhealed: {line}", err=True)
         gate = Gate(None if token is None else token.reveal(), None if secret is None else secret.reveal())
         service = Service(tenancy, gate, vault, metrics_declared=settings.metrics())
-        if service.metrics_declared:
-            service.metrics = _metrics_sink(per_vault_gauges=secret is None)
+        tracer = _tracer()
+        service.metrics, service.live = _telemetry(metrics=service.metrics_declared, per_vault_gauges=secret is None)
         app = build_app(service)
         server = _GracefulServer(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
+        server.on_exit = service.live.close if service.live is not None else None
 
         async def serve() -> None:
             async with anyio.create_task_group() as group:
@@ -115,7 +121,11 @@ def serve_http_command(host: str, port: int, vault: str, read_only: bool) -> int
                         err=True,
                     )
 
-        anyio.run(serve)
+        try:
+            anyio.run(serve)
+        finally:
+            if tracer is not None:
+                tracer.shutdown()  # flush the spans of the last requests before the process ends
         tenancy.close()
     return 0
 
@@ -129,6 +139,13 @@ def _graceful_server_class() -> type:
     import uvicorn
 
     class GracefulServer(uvicorn.Server):
+        on_exit: Callable[[], None] | None = None  # ends the live streams, which would hold the drain open
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if self.on_exit is not None:
+                self.on_exit()
+            super().handle_exit(sig, frame)
+
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
             with super().capture_signals():
@@ -138,19 +155,45 @@ def _graceful_server_class() -> type:
     return GracefulServer
 
 
-def _metrics_sink(*, per_vault_gauges: bool) -> object | None:
-    """The Prometheus sink, installed as the process's telemetry sink; None without the telemetry extra."""
+def _telemetry(*, metrics: bool, per_vault_gauges: bool) -> tuple[object | None, Live | None]:
+    """The process's sinks: the Prometheus sink (``UNDERCROFT_METRICS=1``) and the live broker, installed
+    together; ``(None, None)`` without the telemetry extra (/metrics 503, the stream and history 501)."""
     import undercroft_obs
 
     try:
         from undercroft_obs.prometheus import PrometheusSink
-    except undercroft_obs.Error as missing:  # TelemetryMissing: /metrics answers 503 naming the extra
-        click.echo(f"warning: {missing}", err=True)
-        return None
+    except undercroft_obs.Error as missing:  # TelemetryMissing
+        if metrics:
+            click.echo(f"warning: {missing}", err=True)
+        return None, None
+    from undercroft_obs.broker import Broker
+
+    from undercroft_cli.http.live import Live
+
+    live = Live(Broker(), settings.sample_interval_ms())
     # Under per-vault isolation the scrape must not enumerate tenants: the vault gauges are suppressed.
-    sink = PrometheusSink(per_vault_gauges=per_vault_gauges)
-    undercroft_obs.install_sink(sink)
-    return sink
+    sink = PrometheusSink(per_vault_gauges=per_vault_gauges) if metrics else None
+    undercroft_obs.install_sink(undercroft_obs.FanoutSink(*(s for s in (sink, live.broker) if s is not None)))
+    return sink, live
+
+
+def _tracer() -> Any:
+    """The OTLP tracer when ``UNDERCROFT_OTLP_ENDPOINT`` is declared (policed here, before the port is bound)."""
+    endpoint = settings.otlp_endpoint()
+    if endpoint is None:
+        return None  # nothing leaves the process
+    import undercroft_obs
+    from undercroft_obs.telemetry.otlp import OtlpTracer
+
+    pin = settings.otlp_ca()
+    tracer = OtlpTracer(
+        endpoint,
+        pin=None if pin is None else pin.path,
+        headers=settings.otlp_headers(),
+        service_name=settings.service_name(),
+    )
+    undercroft_obs.install_tracer(tracer)
+    return tracer
 
 
 @click.command("assert-header")

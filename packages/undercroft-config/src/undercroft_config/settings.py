@@ -54,15 +54,20 @@ __all__ = [
     "log_filter",
     "log_format",
     "metrics",
+    "otlp_ca",
+    "otlp_endpoint",
+    "otlp_headers",
     "passphrase",
     "pool_div",
     "read_audit",
     "rerank_top_n",
     "reranker",
     "retrieval",
+    "sample_interval_ms",
     "search_trace",
     "semantic_floor",
     "semantic_gate",
+    "service_name",
     "train_source_cap",
     "trust_floor",
     "wing_pq_min",
@@ -218,6 +223,41 @@ def assertion_secret(env: Env = None) -> Secret | None:
 def metrics(env: Env = None) -> bool:
     """UNDERCROFT_METRICS: serve /metrics behind the bearer (telemetry builds)."""
     return _typed("UNDERCROFT_METRICS", env, bool)
+
+
+def sample_interval_ms(env: Env = None) -> int:
+    """UNDERCROFT_SAMPLE_INTERVAL_MS: the live-stream sampler tick in milliseconds (default 2000)."""
+    return _typed("UNDERCROFT_SAMPLE_INTERVAL_MS", env, int)
+
+
+def otlp_endpoint(env: Env = None) -> str | None:
+    """UNDERCROFT_OTLP_ENDPOINT: the OTLP/HTTP collector (TLS or loopback), or None: nothing leaves the process."""
+    return _typed("UNDERCROFT_OTLP_ENDPOINT", env, (str, type(None)))
+
+
+def otlp_ca(env: Env = None) -> CaPin | None:
+    """UNDERCROFT_OTLP_CA: the pin the collector's certificate verifies against, or None (public roots)."""
+    return _typed("UNDERCROFT_OTLP_CA", env, (CaPin, type(None)))
+
+
+def otlp_headers(env: Env = None) -> dict[str, str]:
+    """UNDERCROFT_OTLP_HEADERS: ``key=value`` export headers, comma-separated (may carry a bearer)."""
+    resolved = value("UNDERCROFT_OTLP_HEADERS", env)
+    if resolved is None:
+        return {}
+    text = resolved.reveal() if isinstance(resolved, Secret) else str(resolved)
+    headers: dict[str, str] = {}
+    for item in text.split(","):
+        key, sep, val = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError("UNDERCROFT_OTLP_HEADERS: each item is key=value (the value is not shown)")
+        headers[key.strip().lower()] = val.strip()
+    return headers
+
+
+def service_name(env: Env = None) -> str:
+    """UNDERCROFT_SERVICE_NAME: the service name on exported spans (default ``undercroft``)."""
+    return _typed("UNDERCROFT_SERVICE_NAME", env, str)
 
 
 def log_filter(env: Env = None) -> str | None:

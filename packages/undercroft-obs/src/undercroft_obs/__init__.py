@@ -10,7 +10,8 @@ from undercroft_obs.errors import Error, InvalidMetadata, UnknownName
 from undercroft_obs.exposition import MetricsSink
 from undercroft_obs.names import COUNTER_NAMES, EVENT_NAMES, GAUGE_NAMES, HISTOGRAM_NAMES
 from undercroft_obs.shim import current_sink, emit, increment, install_sink, observe, set_gauge, sink_installed, timer
-from undercroft_obs.sink import NullSink, Record, RecordingSink, Sink
+from undercroft_obs.sink import FanoutSink, NullSink, Record, RecordingSink, Sink
+from undercroft_obs.tracing import NullTracer, Tracer, current_tracer, install_tracer, span
 
 __version__ = "0.1.0"
 
@@ -20,21 +21,27 @@ __all__ = [
     "GAUGE_NAMES",
     "HISTOGRAM_NAMES",
     "Error",
+    "FanoutSink",
     "InvalidMetadata",
     "MetricsSink",
     "NullSink",
+    "NullTracer",
     "Record",
     "RecordingSink",
     "Sink",
+    "Tracer",
     "UnknownName",
     "__version__",
     "current_sink",
+    "current_tracer",
     "emit",
     "increment",
     "install_sink",
+    "install_tracer",
     "names",
     "observe",
     "set_gauge",
     "sink_installed",
+    "span",
     "timer",
 ]

@@ -50,6 +50,7 @@ __all__ = [
     "HTTP_REQUESTS_TOTAL",
     "HTTP_REQUEST_DURATION_SECONDS",
     "KG_WRITES_TOTAL",
+    "KG_WRITE_KINDS",
     "LABEL_VOCABULARIES",
     "LATE_FAILURES_TOTAL",
     "LATE_SIDES",
@@ -68,6 +69,14 @@ __all__ = [
     "SEARCH_PREFILTERED_TOTAL",
     "SEARCH_TOTAL",
     "SEARCH_WINGS_PROBED_TOTAL",
+    "SPAN_ATTRIBUTES",
+    "SPAN_DEDUP",
+    "SPAN_KG_WRITE",
+    "SPAN_MCP_CALL",
+    "SPAN_NAMES",
+    "SPAN_SAVE",
+    "SPAN_SEARCH",
+    "SPAN_V1_REQUEST",
     "VAULT_OPENS_TOTAL",
 ]
 
@@ -215,6 +224,31 @@ HMAC_SURFACES: Final = frozenset({"drawer", "kg", "tunnel", "manifest", "chain",
 
 #: Rerank and late-interaction backends (the two other model roles).
 RERANK_BACKENDS: Final = frozenset({"onnx", "ort"})
+#: What one knowledge-graph write call did.
+KG_WRITE_KINDS: Final = frozenset({"add", "invalidate", "supersede"})
+
+# --- Trace spans (OTLP; attributes are metadata only, validated like labels) ----------------------------
+#: A request root span: one per /v1 request (attributes: route template, method, status, vault).
+SPAN_V1_REQUEST: Final = "v1.request"
+#: A request root span: one per MCP tool call (attributes: tool name, outcome).
+SPAN_MCP_CALL: Final = "mcp.call"
+SPAN_SEARCH: Final = "search"
+SPAN_SAVE: Final = "save"
+SPAN_DEDUP: Final = "dedup"
+SPAN_KG_WRITE: Final = "kg.write"
+#: Span name -> the attribute keys it may carry (a subset; never content, query, wing/room names or ids).
+SPAN_ATTRIBUTES: Final = MappingProxyType(
+    {
+        SPAN_V1_REQUEST: frozenset({"route", "method", "status", "vault"}),
+        SPAN_MCP_CALL: frozenset({"tool", "vault", "outcome"}),
+        SPAN_SEARCH: frozenset({"vault", "fusion", "hits", "scoped"}),
+        SPAN_SAVE: frozenset({"vault", "drawers", "created", "deduped", "quarantined"}),
+        SPAN_DEDUP: frozenset({"vault", "deduped"}),
+        SPAN_KG_WRITE: frozenset({"kind", "written"}),
+    }
+)
+#: Every span name `span` accepts.
+SPAN_NAMES: Final = frozenset(SPAN_ATTRIBUTES)
 
 #: Metric name -> {label key -> its closed vocabulary}; labels not listed here are free short scalars.
 LABEL_VOCABULARIES: Final = MappingProxyType(
@@ -224,5 +258,6 @@ LABEL_VOCABULARIES: Final = MappingProxyType(
         RERANK_FAILURES_TOTAL: {"backend": RERANK_BACKENDS},
         LATE_FAILURES_TOTAL: {"backend": RERANK_BACKENDS, "side": LATE_SIDES},
         HMAC_VERIFY_FAILURES_TOTAL: {"surface": HMAC_SURFACES},
+        KG_WRITES_TOTAL: {"kind": KG_WRITE_KINDS},
     }
 )

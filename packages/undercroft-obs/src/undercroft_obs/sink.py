@@ -13,7 +13,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from undercroft_obs._internal.metadata import EventValue
 
-__all__ = ["NullSink", "Record", "RecordingSink", "Sink"]
+__all__ = ["FanoutSink", "NullSink", "Record", "RecordingSink", "Sink"]
 
 Kind = Literal["event", "counter", "histogram", "gauge"]
 
@@ -127,3 +127,31 @@ class RecordingSink:
         """Forget every record."""
         with self._lock:
             self._records.clear()
+
+
+class FanoutSink:
+    """Hands every signal to each of its sinks in order (a server's metric sink beside its live broker)."""
+
+    def __init__(self, *sinks: Sink) -> None:
+        """Fan out to ``sinks`` (each must be thread-safe and must not raise, as every sink)."""
+        self.sinks = sinks
+
+    def event(self, name: str, metadata: Mapping[str, EventValue]) -> None:
+        """Hand an event to every sink."""
+        for sink in self.sinks:
+            sink.event(name, metadata)
+
+    def counter(self, name: str, value: float, labels: Mapping[str, str]) -> None:
+        """Hand a counter increment to every sink."""
+        for sink in self.sinks:
+            sink.counter(name, value, labels)
+
+    def histogram(self, name: str, value: float, labels: Mapping[str, str]) -> None:
+        """Hand a histogram observation to every sink."""
+        for sink in self.sinks:
+            sink.histogram(name, value, labels)
+
+    def gauge(self, name: str, value: float, labels: Mapping[str, str]) -> None:
+        """Hand a gauge value to every sink."""
+        for sink in self.sinks:
+            sink.gauge(name, value, labels)

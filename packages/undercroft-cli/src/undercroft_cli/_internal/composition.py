@@ -127,14 +127,17 @@ _INDEXES: Final = tuple(
     if name not in _INDEX_CLIENTS or _installed(_INDEX_CLIENTS[name])
 )
 
-#: /metrics, when the telemetry extra (prometheus-client) is installed; nothing of it is imported here.
-_TELEMETRY: Final = (Capability.TELEMETRY_METRICS,) if _installed("prometheus_client") else ()
+#: /metrics and the OTLP exporter, when the telemetry extra is installed; nothing of it is imported here.
+_TELEMETRY: Final = (
+    *((Capability.TELEMETRY_METRICS,) if _installed("prometheus_client") else ()),
+    *((Capability.TELEMETRY_OTLP,) if _installed("opentelemetry.sdk") else ()),
+)
 
 #: The served-model roles beside the embedders: the tier-2 admission advisor (`served.build_advisor`).
 _SERVED_ROLES: Final = (Capability.ADMISSION_ADVISOR,)
 
-#: What this build has: every component wired above. The late-interaction (colbert) stage, the fde tier and
-#: the OTLP exporter are not wired yet, so declaring one refuses at start.
+#: What this build has: every component wired above. The late-interaction (colbert) stage and the fde tier are
+#: not wired yet, so declaring one refuses at start.
 BUILD: Final = Build.of([*_EMBEDDERS, *_RERANKERS, *_RETRIEVAL_TIERS, *_INDEXES, *_SERVED_ROLES, *_TELEMETRY])
 
 

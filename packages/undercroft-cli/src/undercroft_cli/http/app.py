@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
+import anyio
 import undercroft_obs as obs
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.applications import Starlette
@@ -31,6 +32,8 @@ from undercroft_cli import __version__
 from undercroft_cli.http.auth import ASSERTION_HEADER, Gate
 from undercroft_cli.http.console import console_asset
 from undercroft_cli.http.errors import error_response, unauthorized
+from undercroft_cli.http.live import MISSING_EXTRA, STREAM_PATH, Live
+from undercroft_cli.http.monitor import monitor_asset
 from undercroft_cli.http.openapi import openapi_document
 from undercroft_cli.http.routes import READ_POSTS, UNGATED, path_pattern
 from undercroft_cli.http.tenancy import Tenancy
@@ -57,6 +60,7 @@ class Service:
     vault: str
     metrics_declared: bool = False
     metrics: Any = None  # the installed PrometheusSink, or None (off, or the telemetry extra is absent)
+    live: Live | None = None  # the broker and sampler of a telemetry build (the stream, stats/history)
 
     @property
     def read_only(self) -> bool:
@@ -104,10 +108,17 @@ def _mcp_server(service: Service) -> Any:
     tools = listing.tools
 
     def work(name: str, arguments: Mapping[str, Any] | None) -> ToolReply:
-        with service.tenancy.session(service.vault) as session:
+        # The call's root span: the tool name (a closed inventory), never its arguments.
+        tool = name if name in tools else "unknown"
+        with (
+            obs.span(names.SPAN_MCP_CALL, tool=tool, vault=service.vault) as span,
+            service.tenancy.session(service.vault) as session,
+        ):
             stamp, session.surface = session.surface, ADDED_BY  # MCP writes are stamped mcp on every transport
             try:
-                return McpDispatcher(session, tools).call(name, arguments)
+                reply = McpDispatcher(session, tools).call(name, arguments)
+                span.set("outcome", "error" if reply.is_error else "ok")
+                return reply
             finally:
                 session.surface = stamp
 
@@ -172,12 +183,27 @@ def build_app(service: Service) -> Starlette:
     async def openapi(_request: Request) -> Response:
         return JSONResponse(openapi_document())
 
+    live = service.live
+    service.tenancy.live = live
+
+    async def no_stream(_request: Request) -> Response:
+        return error_response(501, f"GET {STREAM_PATH} needs {MISSING_EXTRA}")
+
+    async def monitor(request: Request) -> Response:
+        if live is None:  # the page renders the live stream: a build without one has nothing to show
+            return error_response(501, f"the Palace Monitor needs {MISSING_EXTRA}")
+        return monitor_asset(request.url.path.removeprefix("/monitor").lstrip("/") or "index.html")
+
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        async with manager.run():
+        async with manager.run(), anyio.create_task_group() as group:
+            if live is not None:
+                live.bind_loop()
+                group.start_soon(live.run_sampler, service.tenancy)
             try:
                 yield
             finally:
+                group.cancel_scope.cancel()
                 service.tenancy.close()
 
     routes = [
@@ -186,9 +212,13 @@ def build_app(service: Service) -> Starlette:
         Route("/ui/console.js", ui, methods=["GET"]),
         Route("/ui/console.css", ui, methods=["GET"]),
         Route("/ui/runbook.html", ui, methods=["GET"]),
+        Route("/monitor", monitor, methods=["GET"]),
+        Route("/monitor/monitor.js", monitor, methods=["GET"]),
+        Route("/monitor/monitor.css", monitor, methods=["GET"]),
         Route("/v1/openapi.json", openapi, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
         Route("/mcp", _McpEndpoint(manager), methods=["GET", "POST", "DELETE"]),
+        Route(STREAM_PATH, no_stream if live is None else live.stream_endpoint(service.tenancy, service.gate)),
         *v1_routes(service.tenancy, service.gate),
     ]
     app = Starlette(

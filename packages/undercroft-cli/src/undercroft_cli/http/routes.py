@@ -44,7 +44,7 @@ ROUTES: tuple[Route, ...] = (
     Route("DELETE", _V, "delete a vault (409 for the --vault vault)"),
     # read / write
     Route("GET", f"{_V}/stats", "counts, chain height, head, posture, unhealed, failures"),
-    Route("GET", f"{_V}/stats/history", "stats sample ring buffer", pending="telemetry (the observability issue)"),
+    Route("GET", f"{_V}/stats/history", "stats sample ring buffer ?window= (501 without the telemetry extra)"),
     Route("POST", f"{_V}/drawers", "save {text, wing?, room?}; 202 + quarantined when diverted"),
     Route("GET", f"{_V}/drawers", "paged drawer summaries ?wing=&room=&limit=&offset="),
     Route("GET", f"{_V}/drawers/{{drawer_id}}", "one full drawer"),
@@ -125,8 +125,12 @@ UNGATED: tuple[tuple[str, str], ...] = (
     ("GET", "/ui/console.js"),
     ("GET", "/ui/console.css"),
     ("GET", "/ui/runbook.html"),
+    ("GET", "/monitor"),
+    ("GET", "/monitor/monitor.js"),
+    ("GET", "/monitor/monitor.css"),
 )
-"""Served in front of the bearer: they carry no secrets and read nothing (the console's page is static)."""
+"""Served in front of the bearer: they carry no secrets and read nothing (the console's and the monitor's pages
+are static)."""
 
 
 def route_key(method: str, path: str) -> tuple[str, str]:

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -26,6 +26,9 @@ from undercroft_store.governance.admission import Advisor
 
 from undercroft_cli._internal.composition import attach_reranker, install_advisor, vault_embedder
 from undercroft_cli.mcp.tools import ToolSession
+
+if TYPE_CHECKING:
+    from undercroft_cli.http.live import Live
 
 __all__ = ["MAX_OPEN_HANDLES", "SURFACE", "Handle", "Tenancy", "worker_count"]
 
@@ -77,6 +80,7 @@ class Tenancy:
         self._table = threading.Lock()  # guards _handles, never held across store work
         self._limiter = anyio.CapacityLimiter(worker_count())
         self.palace_lock = threading.Lock()  # vault creation, deletion and listing
+        self.live: Live | None = None  # the telemetry build's broker and sampler (http.live), else None
 
     def _handle(self, name: str) -> Handle:
         with self._table:

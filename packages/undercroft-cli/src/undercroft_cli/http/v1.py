@@ -39,6 +39,8 @@ LISTING_SCOPE = "*"
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 
+_VAULT_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
 
 async def _read_body(request: Request, cap: int, route: str) -> bytes:
     """The body, refused with 413 as soon as it exceeds ``cap`` (never read whole, never a prefix used)."""
@@ -85,14 +87,18 @@ def _endpoint(route: Route, binding: Binding | None, tenancy: Tenancy, gate: Gat
             # PUT /drawers/check-duplicate is a wrong method on that route, not a drawer named check-duplicate.
             raise HTTPException(405)
         started = time.perf_counter()
-        try:
-            response = await _serve(request)
-        except Exception as failure:  # noqa: BLE001 -- every failure becomes the doctrine's response
-            response = failure_response(failure)
+        vault = request.path_params.get("id")
+        # The request's root span: the route template, never the raw path; store spans nest under it.
+        named = vault if vault is not None and _VAULT_ID.fullmatch(vault) else None  # a hostile id is not a label
+        with obs.span(names.SPAN_V1_REQUEST, route=route.path, method=route.method, vault=named) as span:
+            try:
+                response = await _serve(request)
+            except Exception as failure:  # noqa: BLE001 -- every failure becomes the doctrine's response
+                response = failure_response(failure)
+            span.set("status", response.status_code)
         # The route template labels the series, never the raw path: no vault or drawer id reaches /metrics.
         obs.observe(names.HTTP_REQUEST_DURATION_SECONDS, time.perf_counter() - started, route=route.path)
         obs.increment(names.HTTP_REQUESTS_TOTAL, route=route.path, status=str(response.status_code))
-        vault = request.path_params.get("id")
         elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
         log_event(
             "http.request", surface="v1", vault=vault, route=route.path, method=route.method,

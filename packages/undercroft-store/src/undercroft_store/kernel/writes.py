@@ -312,6 +312,17 @@ def write_drawers(
             raise InvalidDrawer(f"write {position}: {reserved_wing_refusal(drawer.wing)}")
     if not batch:
         return []
+    with obs.span(names.SPAN_SAVE, vault=context.vault_id, drawers=len(batch)) as span:
+        results = _write_screened(context, batch, screening, within)
+        for outcome in ("created", "deduped", "quarantined"):
+            span.set(outcome, sum(1 for result in results if result.outcome == outcome))
+        return results
+
+
+def _write_screened(
+    context: VaultContext, batch: list[DrawerWrite], screening: Screening, within: TransactionHook | None
+) -> list[WriteResult]:
+    """`write_drawers` after validation: screen, dedup-decide, prepare and commit the batch."""
     batch, diversion, slots = _screen(context, batch, screening)
     packed = _supplied(context, batch)
     arriving = [incoming(context, item.drawer) for item in batch]

@@ -17,10 +17,12 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
+import undercroft_obs as obs
 from undercroft_core.chunking import chunk
 from undercroft_core.drawer import Drawer, Occurrence
 from undercroft_core.normalisation import is_blank, normalise
 from undercroft_core.vocabulary import QUARANTINE_WING, names_quarantine_wing, reserved_wing_refusal
+from undercroft_obs import names
 from undercroft_vault import fingerprint
 
 from undercroft_store.kernel._internal.meta_at_rest import label_name, stored_label
@@ -246,7 +248,17 @@ def save_with_dedup(
         raise InvalidSurfaceInput(
             f"dedup-refresh takes one drawer's worth of text (one chunk), this text makes {len(pieces)}"
         )
-    _, nearest, score = _nearest(store, pieces[0].text, wing, room)
+    with obs.span(names.SPAN_DEDUP, vault=context.vault_id) as span:
+        outcome = _save_or_refresh(store, pieces[0].text, text, wing, room, added_by, limit, kind)
+        span.set("deduped", outcome.deduped)
+        return outcome
+
+
+def _save_or_refresh(
+    store: VaultStore, piece: str, text: str, wing: str, room: str, added_by: str, limit: float, kind: str | None
+) -> SaveOutcome:
+    context = store._context
+    _, nearest, score = _nearest(store, piece, wing, room)
     if nearest is None or score < limit:
         results = store.remember(text, wing=wing, room=room, added_by=added_by, kind=kind)
         return SaveOutcome(False, results[0].id, score if nearest is not None else None, tuple(results))
@@ -255,7 +267,7 @@ def save_with_dedup(
     now = context.now()
     occurrences = _unique([*old.occurrences, Occurrence(old.filed_at, old.content_date)])
     refreshed = replace(
-        old, content=pieces[0].text, filed_at=now, updated_at=now, content_date=None, occurrences=tuple(occurrences)
+        old, content=piece, filed_at=now, updated_at=now, content_date=None, occurrences=tuple(occurrences)
     )
     results = write_drawers(context, [DrawerWrite(refreshed)], screening=Screen())
     return SaveOutcome(True, old.id, score, tuple(results))

@@ -365,6 +365,13 @@ class Searcher:
         if self._mirror is not None and not self._mirror_checked:
             require_mirror(self._mirror, self._embedder.identity.label, self._store.name)
             self._mirror_checked = True
+        scoped = request.wing is not None or request.room is not None  # that it was scoped, never to what
+        with obs.span(names.SPAN_SEARCH, vault=self._store.name, fusion=self._fusion.mode, scoped=scoped) as span:
+            result = self._search_attempts(request)
+            span.set("hits", len(result.hits))
+            return result
+
+    def _search_attempts(self, request: SearchRequest) -> SearchResult:
         for attempt in range(1, _ATTEMPTS + 1):
             try:
                 result = self._search_once(request, final=attempt == _ATTEMPTS)

@@ -75,10 +75,20 @@ def _claimed(meta: bytes, key: str) -> str | None:
     return value if isinstance(value, str) and len(value) <= 128 else None
 
 
+def _claims(context: VaultContext, drawer_id: str, meta: bytes) -> bytes:
+    """The row's meta as it reads itself: opened on a sealed vault (the seal is not the HMAC that failed, so
+    it may still open), else as stored; ``b""`` when it does not open. A lead, never a finding."""
+    try:
+        return open_meta(context, drawer_id, meta)
+    except (IntegrityFailure, ValueError):
+        return b""
+
+
 def report_tamper(context: VaultContext, drawer_id: str, meta: bytes) -> None:
     """The tamper signal: counter by surface and a live frame naming what the row claims (unverified)."""
     obs.increment(names.HMAC_VERIFY_FAILURES_TOTAL, surface="drawer")
     shown = drawer_id if len(drawer_id) <= 128 else drawer_id[:128]
+    meta = _claims(context, drawer_id, meta)
     obs.emit(
         names.EVENT_HMAC_FAIL,
         vault=context.vault_id,

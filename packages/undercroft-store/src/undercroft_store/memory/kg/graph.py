@@ -13,7 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+import undercroft_obs as obs
 from undercroft_core.ids import validate_drawer_id
+from undercroft_obs import names
 from undercroft_vault import BlindIndex
 
 from undercroft_store.kernel._internal.context import VaultContext
@@ -155,7 +157,8 @@ class KnowledgeGraph:
         context = self._context
         checked = [self._check(item, position) for position, item in enumerate(items)]
         results: list[Fact] = []
-        with open_blind(context) as blind, audited(context) as records:
+        written = 0
+        with obs.span(names.SPAN_KG_WRITE, kind="add"), open_blind(context) as blind, audited(context) as records:
             at = context.now()
             height = int(context.connection.execute("SELECT height FROM chain_meta WHERE id = 1").fetchone()[0])
             cache: set[str] = set()
@@ -169,16 +172,23 @@ class KnowledgeGraph:
                 ensure_entity(context, blind, item.object, at, records, cache)
                 insert_fact(context, blind, fact, at, records)
                 results.append(fact)
+                written += 1
+        _signal_kg(context, "add", written)
         return results
 
     def invalidate(self, fact_id: str, *, ended: str | None = None) -> Fact:
         """Close an open fact's window at `ended` (default now); audited."""
         context = self._context
-        with open_blind(context) as blind, audited(context) as records:
+        with (
+            obs.span(names.SPAN_KG_WRITE, kind="invalidate"),
+            open_blind(context) as blind,
+            audited(context) as records,
+        ):
             at = context.now()
             fact = self._open_fact(fact_id)
             closed = with_changes(fact, valid_to=self._end(fact, ended, at))
             update_fact(context, blind, closed, at, records)
+        _signal_kg(context, "invalidate", 1)
         return closed
 
     def supersede(
@@ -187,7 +197,7 @@ class KnowledgeGraph:
         """Close `fact_id` and open its successor (same subject and predicate) at one instant, atomically."""
         context = self._context
         obj = check_term(new_object, "object")
-        with open_blind(context) as blind, audited(context) as records:
+        with obs.span(names.SPAN_KG_WRITE, kind="supersede"), open_blind(context) as blind, audited(context) as records:
             now = context.now()
             old = self._open_fact(fact_id)
             moment = self._end(old, at, now)
@@ -198,6 +208,7 @@ class KnowledgeGraph:
             update_fact(context, blind, closed, now, records)
             ensure_entity(context, blind, obj, now, records, set())
             insert_fact(context, blind, successor, now, records)
+        _signal_kg(context, "supersede", 1)
         return closed, successor
 
     # --- reads ----------------------------------------------------------------------------------------
@@ -378,3 +389,10 @@ class KnowledgeGraph:
 
 def _order(fact: Fact) -> tuple[str, str, str]:
     return (fact.valid_from or "", fact.created_at, fact.id)
+
+
+def _signal_kg(context: VaultContext, kind: str, written: int) -> None:
+    """After the commit: the counter by write kind and one ``kg-triple`` frame per committed write call."""
+    if written:
+        obs.increment(names.KG_WRITES_TOTAL, written, kind=kind)
+        obs.emit(names.EVENT_KG_TRIPLE, vault=context.vault_id)
