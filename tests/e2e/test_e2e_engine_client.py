@@ -241,7 +241,7 @@ def test_every_route_through_the_client(engine: UndercroftClient) -> None:
     drawer = engine.save("acme", "a drawer to delete").id
     assert engine.send(calls.delete_drawer("acme", drawer)).deleted == drawer
     history = engine.send(calls.stats_history("acme", window=5))  # the sampler's ring (telemetry extra)
-    assert history["vault"] == "acme" and len(history["samples"]) <= 5
+    assert history.vault == "acme" and len(history.samples) <= 5 and history.capacity >= 5
     with pytest.raises(Conflict):  # this engine declares no UNDERCROFT_CHROMA_URL
         engine.send(calls.index_status("acme", "chroma"))
     with pytest.raises(Conflict):  # nor an UNDERCROFT_LLM_URL

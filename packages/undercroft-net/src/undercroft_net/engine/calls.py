@@ -49,6 +49,7 @@ from undercroft_net.engine.replies import (
     RotationReport,
     Ruling,
     SourceDeletion,
+    StatsHistory,
     Supersessions,
     SweepReport,
     Taxonomy,
@@ -67,7 +68,6 @@ from undercroft_net.engine.replies import (
 __all__ = ["Call", "EngineCalls"]
 
 T = TypeVar("T")
-JSON = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -76,10 +76,6 @@ class Call(Generic[T]):
 
     request: Prepared
     convert: Callable[[Any], T]
-
-
-def _json(reply: Any) -> JSON:
-    return dict(reply)
 
 
 def _bytes(reply: Any) -> bytes:
@@ -116,9 +112,9 @@ class EngineCalls:
         """``GET …/stats``."""
         return self._call("stats", vault, VaultStats.from_json)
 
-    def stats_history(self, vault: str, *, window: int | None = None) -> Call[JSON]:
-        """``GET …/stats/history``."""
-        return self._call("stats_history", vault, _json, query={"window": window})
+    def stats_history(self, vault: str, *, window: int | None = None) -> Call[StatsHistory]:
+        """``GET …/stats/history``: the last ``window`` samples of the telemetry build's sampler."""
+        return self._call("stats_history", vault, StatsHistory.from_json, query={"window": window})
 
     def save(
         self,

@@ -28,6 +28,7 @@ __all__ = [
     "ReceiptIntegrity",
     "ReceiptReport",
     "SourceDeletion",
+    "StatsHistory",
     "Supersessions",
     "Taxonomy",
     "Traversal",
@@ -79,6 +80,18 @@ class VaultStats(Reply):
     codebooks: Json | None
     rerank_failures: int
     late_failures: int
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class StatsHistory(Reply):
+    """``GET …/stats/history``: the sampler's ring for the vault, oldest first (each sample is metadata only:
+    counts, sizes and the chain height, never content), the sampling interval and the ring's capacity."""
+
+    vault: str
+    interval_ms: int
+    capacity: int
+    samples: Rows
     raw: dict[str, Any] = field(repr=False, compare=False)
 
 

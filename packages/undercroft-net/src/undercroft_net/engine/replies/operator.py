@@ -229,6 +229,8 @@ class RepairReport(Reply):
     skipped_tampered: list[str]
     embeddings_backfilled: int
     embeddings_reembedded: int
+    #: Re-embedded by an earlier, interrupted run of the same model swap (its progress marker resumed).
+    embeddings_resumed: int
     embed_failures: int
     fingerprints_fixed: int
     fts_added: int
