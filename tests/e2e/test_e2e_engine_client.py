@@ -8,11 +8,13 @@ hostile input and the engine answers none of it with a 5xx, by design.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
@@ -32,6 +34,7 @@ from undercroft_net.engine import (
     Hit,
     Reply,
     SearchResult,
+    StreamFrame,
     UndercroftClient,
     VaultCreated,
     VerifyReport,
@@ -340,6 +343,51 @@ def test_the_async_client_and_the_transport_policy(home: Path) -> None:
         process.stop()
     with pytest.raises(TransportRefused):
         UndercroftClient("http://engine.example.com:8765", token=TOKEN)  # cleartext off loopback: refused here
+
+
+def test_the_live_stream_through_both_clients(home: Path) -> None:
+    """``client.stream(vault)`` reads the engine's real SSE stream: a save elsewhere arrives as its frame,
+    metadata only; another vault's assertion cannot subscribe."""
+    import threading
+
+    process, url = _serve(home)
+    try:
+        with UndercroftClient(url, token=TOKEN, assertion_secret=SECRET) as engine:
+            frames: list[StreamFrame] = []
+            subscribed = threading.Event()
+
+            def save_once_subscribed() -> None:
+                subscribed.wait(30)
+                time.sleep(0.3)
+                with UndercroftClient(url, token=TOKEN, assertion_secret=SECRET) as writer:
+                    writer.save("default", "the zanzibar quokka sleeps at noon")
+
+            saver = threading.Thread(target=save_once_subscribed)
+            saver.start()
+            stream = engine.stream("default")
+            subscribed.set()
+            for frame in stream:
+                frames.append(frame)
+                if frame.event == "drawer-saved":
+                    break
+            stream.close()
+            saver.join(30)
+            saved = frames[-1]
+            assert saved.event == "drawer-saved" and saved.data["vault"] == "default"
+            assert "zanzibar" not in json.dumps([f.data for f in frames])  # metadata only
+            with pytest.raises(Unauthorized):  # signed for another vault: refused before any frame
+                next(UndercroftClient(url, token=TOKEN, assertion_secret="wrong-" + SECRET).stream("default"))
+
+        async def run() -> None:
+            async with AsyncUndercroftClient(url, token=TOKEN, assertion_secret=SECRET) as engine:
+                stream = engine.stream("default")
+                first = await stream.__anext__()  # the sampler's first sample arrives on its own
+                await stream.aclose()
+                assert first.event in ("sample", "drawer-saved", "search", "chain-commit"), first
+
+        anyio.run(run)
+    finally:
+        process.stop()
 
 
 def test_the_documented_example_runs(home: Path) -> None:

@@ -24,7 +24,16 @@ from undercroft_net.errors import (
     Unauthorized,
 )
 
-__all__ = ["CLIENT_ROUTES", "LISTING_SCOPE", "Prepared", "interpret", "prepare"]
+__all__ = [
+    "CLIENT_ROUTES",
+    "LISTING_SCOPE",
+    "STREAM_ROUTE",
+    "EventParser",
+    "Prepared",
+    "interpret",
+    "prepare",
+    "prepare_stream",
+]
 
 _V = "/v1/vaults/{id}"
 
@@ -89,6 +98,9 @@ CLIENT_ROUTES: dict[str, tuple[str, str]] = {
     "export": ("GET", f"{_V}/export"),
     "import_export": ("POST", f"{_V}/import"),
 }
+
+#: The live event stream: beside the /v1 table (the documents list it under observability), one frame per event.
+STREAM_ROUTE: tuple[str, str] = ("GET", f"{_V}/stream")
 
 LISTING_SCOPE = "*"
 """The id an assertion names for a request that names no vault (listing the palace's vaults)."""
@@ -186,3 +198,45 @@ def interpret(prepared: Prepared, status: int, content: bytes) -> Any:
     if status >= 500:
         raise ServerError(status, message, body)
     raise EngineError(status, message, body)
+
+
+def prepare_stream(vault: str, *, secret: str | None, clock: Callable[[], float]) -> Prepared:
+    """The request that subscribes to ``vault``'s live stream (signed for that vault when a secret is given)."""
+    headers = {"Accept": "text/event-stream"}
+    if secret is not None:
+        headers[ASSERTION_HEADER] = mint_assertion(secret, vault, clock())
+    path = STREAM_ROUTE[1].replace("{id}", quote(vault, safe=""))
+    return Prepared("stream", STREAM_ROUTE[0], path, {}, None, headers)
+
+
+class EventParser:
+    """Server-sent events, one line at a time: ``feed`` returns ``(event, data)`` when a frame ends.
+
+    Comment lines (``: ping``, the heartbeat) are skipped; ``data`` must be one JSON object, as the engine sends.
+    """
+
+    def __init__(self) -> None:
+        self._event = "message"
+        self._data: list[str] = []
+
+    def feed(self, line: str) -> tuple[str, dict[str, Any]] | None:
+        """Take one line (without its newline); the finished frame at a blank line, else ``None``."""
+        if line.startswith(":"):
+            return None
+        if line == "":
+            if not self._data:
+                self._event = "message"
+                return None
+            event, text = self._event, "\n".join(self._data)
+            self._event, self._data = "message", []
+            decoded = json.loads(text)
+            if not isinstance(decoded, dict):
+                raise ServerError(200, f"a stream frame's data is not a JSON object: {text[:200]!r}")
+            return event, decoded
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "event":
+            self._event = value
+        elif field == "data":
+            self._data.append(value)
+        return None

@@ -8,7 +8,7 @@ from __future__ import annotations
 from undercroft_net.engine.assertion import ASSERTION_HEADER, assertion_mac, mint_assertion
 from undercroft_net.engine.calls import Call, EngineCalls
 from undercroft_net.engine.clients import AsyncUndercroftClient, UndercroftClient
-from undercroft_net.engine.models import Hit, Reply, SearchResult, VaultCreated, VerifyReport, WriteOutcome
+from undercroft_net.engine.models import Hit, Reply, SearchResult, StreamFrame, VaultCreated, VerifyReport, WriteOutcome
 from undercroft_net.engine.replies import (
     AdmissionQueue,
     Anchored,
@@ -103,6 +103,7 @@ __all__ = [
     "SearchResult",
     "SourceDeletion",
     "StatsHistory",
+    "StreamFrame",
     "Supersessions",
     "SweepReport",
     "Taxonomy",

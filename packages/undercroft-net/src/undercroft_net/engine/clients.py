@@ -9,15 +9,15 @@ http only to loopback, a CA pin replaces the public roots, refused at constructi
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-from undercroft_net._internal.engine_calls import interpret
+from undercroft_net._internal.engine_calls import EventParser, interpret, prepare_stream
 from undercroft_net.client import policed_async_client, policed_client
 from undercroft_net.engine.calls import Call, EngineCalls
-from undercroft_net.engine.models import SearchResult, VaultCreated, VerifyReport, WriteOutcome
+from undercroft_net.engine.models import SearchResult, StreamFrame, VaultCreated, VerifyReport, WriteOutcome
 from undercroft_net.engine.replies import Drawer, ForgetReceipt, ImportCounts, VaultStats
 from undercroft_net.policy import load_pin, police
 
@@ -40,6 +40,7 @@ class _Client:
     def __init__(self, assertion_secret: str | None, clock: Callable[[], float]) -> None:
         self.calls = EngineCalls(assertion_secret=assertion_secret, clock=clock)
         """Every route's `Call`: ``client.send(client.calls.kg_query("acme", "alice"))``."""
+        self._secret, self._clock = assertion_secret, clock
 
 
 class UndercroftClient(_Client):
@@ -73,6 +74,19 @@ class UndercroftClient(_Client):
             request.method, request.path, params=request.query, content=request.content, headers=request.headers
         )
         return call.convert(interpret(request, response.status_code, response.content))
+
+    def stream(self, vault: str) -> Iterator[StreamFrame]:
+        """``GET /v1/vaults/{vault}/stream``: the vault's live events, as they happen, until the server ends the
+        stream or the caller stops iterating (heartbeats are read and skipped; a refusal raises its error)."""
+        request = prepare_stream(vault, secret=self._secret, clock=self._clock)
+        with self._http.stream(request.method, request.path, headers=request.headers) as response:
+            if response.status_code != 200:
+                interpret(request, response.status_code, response.read())
+            parser = EventParser()
+            for line in response.iter_lines():
+                frame = parser.feed(line)
+                if frame is not None:
+                    yield StreamFrame(*frame)
 
     def create_vault(self, vault: str, *, level: str | None = None, embedder: str | None = None) -> VaultCreated:
         """Create a vault (see `EngineCalls.create_vault`)."""
@@ -154,6 +168,18 @@ class AsyncUndercroftClient(_Client):
             request.method, request.path, params=request.query, content=request.content, headers=request.headers
         )
         return call.convert(interpret(request, response.status_code, response.content))
+
+    async def stream(self, vault: str) -> AsyncIterator[StreamFrame]:
+        """The async twin of `UndercroftClient.stream`: the vault's live events as they happen."""
+        request = prepare_stream(vault, secret=self._secret, clock=self._clock)
+        async with self._http.stream(request.method, request.path, headers=request.headers) as response:
+            if response.status_code != 200:
+                interpret(request, response.status_code, await response.aread())
+            parser = EventParser()
+            async for line in response.aiter_lines():
+                frame = parser.feed(line)
+                if frame is not None:
+                    yield StreamFrame(*frame)
 
     async def create_vault(self, vault: str, *, level: str | None = None, embedder: str | None = None) -> VaultCreated:
         """Create a vault."""

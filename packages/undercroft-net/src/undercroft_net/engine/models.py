@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, TypeVar, cast
 
-__all__ = ["Hit", "Reply", "SearchResult", "VaultCreated", "VerifyReport", "WriteOutcome"]
+__all__ = ["Hit", "Reply", "SearchResult", "StreamFrame", "VaultCreated", "VerifyReport", "WriteOutcome"]
 
 R = TypeVar("R", bound="Reply")
 
@@ -146,3 +146,16 @@ class VaultCreated(Reply):
     embedder: str
     created: bool
     raw: dict[str, Any] = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class StreamFrame:
+    """One event of a vault's live stream (``client.stream(vault)``): its name and its metadata-only data.
+
+    ``event`` is one of the stream's names (``sample``, ``drawer-saved``, ``drawer-quarantined``,
+    ``drawer-deleted``, ``search``, ``kg-triple``, ``chain-commit``, ``hmac-fail``); ``data`` carries ids,
+    counts and labels, never content.
+    """
+
+    event: str
+    data: dict[str, Any]
