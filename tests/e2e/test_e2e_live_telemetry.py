@@ -196,7 +196,12 @@ def test_stream_history_and_traces_carry_metadata_only(tmp_path: Path, receiver:
             assert client.get(f"/v1/vaults/default/drawers/{drawer}").status_code == 409
             tamper = stream.wait_for("hmac-fail")
             assert client.post("/v1/vaults/default/verify").status_code in (200, 409)  # verify over the tampered row
-            history = client.get("/v1/vaults/default/stats/history", params={"window": 3})
+            deadline = time.monotonic() + 30  # the ring fills at the sampler's pace (200 ms), not the test's
+            while True:
+                history = client.get("/v1/vaults/default/stats/history", params={"window": 3})
+                if len(history.json().get("samples", ())) >= 3 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
             assert client.get("/v1/vaults/default/stats/history", params={"window": 0}).status_code == 400
             scrape = client.get("/metrics").text
     finally:
