@@ -34,6 +34,8 @@ from undercroft_orchestrator.errors import EngineFailed, Error, MigrationStopped
 __all__ = ["ControlPlane", "build_app"]
 
 _READ_POSTS = frozenset({"search", "drawers/check-duplicate"})
+_STREAMED = frozenset({"import", "export"})
+_MAX_DATA_BODY = 16 * 1024 * 1024  # the engine's own JSON bound: a larger body would be refused there anyway
 _FORWARDED_HEADERS = ("content-type", "retry-after", "content-disposition")
 _MAX_ADMIN_BODY = 1024 * 1024
 
@@ -98,6 +100,21 @@ def _classed(error: Error) -> dict[str, str]:
     return {"class": "integrity"} if error.error_class == "integrity" else {}
 
 
+async def _bounded_body(request: Request) -> bytes:
+    """A data-plane JSON body, refused past the engine's own 16 MiB bound instead of being held whole."""
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > _MAX_DATA_BODY:
+            raise _TooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+class _TooLarge(Exception):
+    """A data-plane body above the bound (answered 413)."""
+
+
 def build_app(plane: ControlPlane, console: Callable[[Request], Awaitable[Response]] | None = None) -> Starlette:
     """The Starlette application for ``plane`` (``console`` serves ``/ui`` on a writer)."""
 
@@ -112,12 +129,15 @@ def build_app(plane: ControlPlane, console: Callable[[Request], Awaitable[Respon
     async def data(request: Request) -> Response:
         token = _bearer(request)
         try:
-            tenant = plane.state.tenant_by_token(token) if token else None
+            routed = plane.state.route(token) if token else None
         except StateError as error:
             return _error(500, "state", str(error), **{"class": "integrity"})
-        if tenant is None:
+        except Refused as error:  # the tenant's instance is gone from the registry
+            return _error(502, "bad gateway", str(error))
+        if routed is None:
             plane.meter.refused("tenant")
             return _unauthorized()
+        tenant, instance = routed
         subpath = request.path_params["subpath"]
         if not data_subpath_ok(subpath):
             if operator_route(subpath):
@@ -144,12 +164,16 @@ def build_app(plane: ControlPlane, console: Callable[[Request], Awaitable[Respon
                 status_code=503,
                 headers={"Retry-After": "5"},
             )
-        try:
-            instance = plane.state.instance(tenant.instance)
-        except Error as error:
-            return _failure(error)
         has_body = "content-length" in request.headers or "transfer-encoding" in request.headers
         headers = {"Content-Type": request.headers["content-type"]} if "content-type" in request.headers else {}
+        # Whole corpora (import in, export out) stream through; every other body is a small JSON document, read
+        # whole so that both hops carry a Content-Length instead of chunked framing.
+        content: Any = None
+        if has_body:
+            try:
+                content = request.stream() if subpath in _STREAMED else await _bounded_body(request)
+            except _TooLarge:
+                return _error(413, "payload too large", "a data-plane JSON body is bounded at 16 MiB")
         try:
             reply = await plane.engines.send(
                 instance,
@@ -157,7 +181,7 @@ def build_app(plane: ControlPlane, console: Callable[[Request], Awaitable[Respon
                 request.method,
                 Engines.path(tenant.vault, subpath),
                 query=request.scope.get("query_string", b""),
-                content=request.stream() if has_body else None,
+                content=content,
                 headers=headers,
             )
         except EngineFailed as failed:
@@ -166,9 +190,18 @@ def build_app(plane: ControlPlane, console: Callable[[Request], Awaitable[Respon
             await reply.aclose()
             return _error(502, "bad gateway", "the engine refused the orchestrator's credentials")
         forwarded = {k: v for k, v in reply.headers.items() if k.lower() in _FORWARDED_HEADERS}
-        return StreamingResponse(
-            reply.aiter_raw(), status_code=reply.status_code, headers=forwarded, background=BackgroundTask(reply.aclose)
-        )
+        if subpath in _STREAMED:
+            return StreamingResponse(
+                reply.aiter_raw(),
+                status_code=reply.status_code,
+                headers=forwarded,
+                background=BackgroundTask(reply.aclose),
+            )
+        try:
+            body = await reply.aread()
+        finally:
+            await reply.aclose()
+        return Response(body, status_code=reply.status_code, headers=forwarded)
 
     def admin(handler: Callable[[Request], Awaitable[Any]]) -> Callable[[Request], Awaitable[Response]]:
         async def guarded(request: Request) -> Response:

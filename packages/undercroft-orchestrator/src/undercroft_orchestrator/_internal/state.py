@@ -42,6 +42,9 @@ CREATE TABLE IF NOT EXISTS admin_log (
 
 _SELECT_TENANT = "SELECT id, vault, instance, token_mac, row_mac, created_at, rotated_at, migrating_until FROM tenants"
 
+_OPENED_BOUND = 1024
+"""How many opened credential sets a state keeps (one per registered instance in practice)."""
+
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -83,6 +86,7 @@ class State:
         self.path = path
         self.keys = keys
         self.read_only = read_only
+        self._opened: dict[tuple[str, str, bytes], Instance] = {}
         if read_only:
             if not path.is_file():
                 raise StateError(f"the state database {str(path)!r} does not exist: a replica serves a copy of it")
@@ -152,12 +156,33 @@ class State:
     def instance(self, name: str) -> Instance:
         """The instance ``name`` with its credentials opened; `Refused` when none is registered."""
         with self._connection() as db:
-            row = db.execute("SELECT url, sealed, added_at FROM instances WHERE name = ?", (name,)).fetchone()
+            return self._instance(db, name)
+
+    def _instance(self, db: sqlite3.Connection, name: str) -> Instance:
+        row = db.execute("SELECT url, sealed, added_at FROM instances WHERE name = ?", (name,)).fetchone()
         if row is None:
             raise Refused(f"no instance named {name!r} is registered (instance-list shows them)")
-        url, sealed, added_at = row
-        credentials = self.keys.open(bytes(sealed), name=name, url=url)
-        return Instance(name, url, credentials.get("bearer"), credentials.get("assertion_secret"), added_at)
+        url, sealed, added_at = str(row[0]), bytes(row[1]), str(row[2])
+        # The row is read every time; only the opening of the very same sealed bytes is remembered (a changed
+        # row, URL or blob is opened afresh, so an edit is never served from memory).
+        key = (name, url, sealed)
+        opened = self._opened.get(key)
+        if opened is None:
+            credentials = self.keys.open(sealed, name=name, url=url)
+            opened = Instance(name, url, credentials.get("bearer"), credentials.get("assertion_secret"), added_at)
+            if len(self._opened) >= _OPENED_BOUND:
+                self._opened.clear()
+            self._opened[key] = opened
+        return opened
+
+    def route(self, token: str) -> tuple[Tenant, Instance] | None:
+        """The data plane's one lookup: the tenant ``token`` resolves to and its instance, in one connection."""
+        mac = self.keys.token_mac(token)
+        with self._connection() as db:
+            tenant = self._tenant(db.execute(_SELECT_TENANT + " WHERE token_mac = ?", (mac,)).fetchone())
+            if tenant is None:
+                return None
+            return tenant, self._instance(db, tenant.instance)
 
     def _tenant(self, row: tuple[object, ...] | None) -> Tenant | None:
         if row is None:
