@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tests"))
-from remote_servers import chroma_program, milvus_program, serving_chroma, serving_milvus
+from remote_servers import (
+    chroma_program,
+    milvus_program,
+    pgserver_available,
+    serving_chroma,
+    serving_milvus,
+    serving_pgvector,
+)
 
 
 @pytest.fixture(scope="session")
@@ -40,6 +47,21 @@ def milvus_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         pytest.skip("milvus-lite is not installed (the undercroft-index[milvus] extra, in the dev group)")
     with serving_milvus(program, tmp_path_factory.mktemp("milvus-server")) as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def pgvector_server() -> Iterator[tuple[str, Path]]:
+    """A real PostgreSQL with pgvector for the whole session: a libpq DSN and its data directory."""
+    if not pgserver_available():
+        pytest.skip("pgserver is not installed (a dev dependency on linux x86_64: uv sync --locked installs it)")
+    with serving_pgvector() as served:
+        yield served
+
+
+@pytest.fixture(scope="session")
+def pgvector_dsn(pgvector_server: tuple[str, Path]) -> str:
+    """The session's pgvector server's DSN."""
+    return pgvector_server[0]
 
 
 def _plant_quarantined(

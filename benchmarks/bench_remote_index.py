@@ -8,16 +8,18 @@ One sealed vault (hash embedder, undercroft-bench's synthetic corpus with needle
 step) is grown through the checkpoints. At each one, in the same run and from the same vault:
 
 * ``local`` — the default full scan (decrypt-once cache warm), and ``pq`` (``UNDERCROFT_RETRIEVAL=pq``);
-* each real backend that can run here — a Chroma server (``chroma run``, PyPI ``chromadb``) and a Milvus Lite
-  gRPC server (``milvus-lite server``), both on loopback: the push (drawers/s, the whole vault, one
-  ``egress/index-push`` record each) and then searches through the mirror (``search --backend``: candidate
-  ids from the server, every one re-verified, decrypted and re-scored locally).
+* each real backend that can run here — a Chroma server (``chroma run``, PyPI ``chromadb``), a Milvus Lite
+  gRPC server (``milvus-lite server``), both on loopback, and a PostgreSQL with pgvector (PyPI ``pgserver``,
+  on a Unix socket; the adapter creates no ANN index, so its answer is an exact scan server-side): the push
+  (drawers/s, the whole vault, one ``egress/index-push`` record each) and then searches through the mirror
+  (``search --backend``: candidate ids from the server, every one re-verified, decrypted and re-scored
+  locally).
 
 For every path: R@5 of every needle planted so far and the p50 of one search. A backend whose recall falls
 below the local full scan's is reported as such (``below_local`` in the JSON, a line in the output): an ANN
 server's recall is a finding, not an instrument failure. The run fails (exit 1) when the instrument is
 broken: the local path misses a needle, or a backend finds none at all. A backend whose server package is
-absent is skipped and says so. Qdrant, pgvector and Weaviate cannot run here (no server), so they are not measured.
+absent is skipped and says so. Qdrant and Weaviate cannot run here (no server), so they are not measured.
 """
 
 from __future__ import annotations
@@ -43,7 +45,14 @@ from undercroft_store.kernel.mirror import Mirror
 from undercroft_store.search import Searcher, SearchRequest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from remote_servers import chroma_program, milvus_program, serving_chroma, serving_milvus
+from remote_servers import (
+    chroma_program,
+    milvus_program,
+    pgserver_available,
+    serving_chroma,
+    serving_milvus,
+    serving_pgvector,
+)
 
 SMOKE = ["--checkpoints", "1000", "--needles", "4", "--batch", "500"]
 K = 5
@@ -71,7 +80,8 @@ def _local(store: VaultStore, needles: list[Needle], repeats: int) -> dict[str, 
 
 
 def _remote(store: VaultStore, name: str, url: str, needles: list[Needle], repeats: int) -> dict[str, float]:
-    backend = open_backend(name, url, variable=f"UNDERCROFT_{name.upper()}_URL", timeout=60)
+    variable = "UNDERCROFT_PGVECTOR_DSN" if name == "pgvector" else f"UNDERCROFT_{name.upper()}_URL"
+    backend = open_backend(name, url, variable=variable, timeout=60)
     try:
         mirror = Mirror.of(backend, store.name)
         started = time.perf_counter()
@@ -97,7 +107,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--needles", type=int, default=10, help="needles planted per growth step")
     parser.add_argument("--batch", type=int, default=2000, help="drawers per write call")
     parser.add_argument("--repeats", type=int, default=3, help="times each needle query is timed")
-    parser.add_argument("--backends", default="chroma,milvus", help="comma list of real backends to measure")
+    parser.add_argument("--backends", default="chroma,milvus,pgvector", help="comma list of real backends")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(SMOKE + [a for a in argv if a != "--smoke"] if "--smoke" in argv else argv)
     checkpoints = [int(part) for part in args.checkpoints.split(",")]
@@ -115,10 +125,16 @@ def main(argv: list[str]) -> int:
         root = Path(scratch)
         urls: dict[str, str] = {}
         for name in args.backends.split(","):
-            program = {"chroma": chroma_program, "milvus": milvus_program}[name]()
+            if name == "pgvector":
+                program = "pgserver" if pgserver_available() else None
+            else:
+                program = {"chroma": chroma_program, "milvus": milvus_program}[name]()
             if program is None:
                 report["skipped"].append(name)  # type: ignore[attr-defined]
                 print(f"{name}: its server package is not installed here; skipped", flush=True)
+                continue
+            if name == "pgvector":
+                urls[name] = servers.enter_context(serving_pgvector())[0]
                 continue
             (root / name).mkdir()
             serve = serving_chroma if name == "chroma" else serving_milvus
@@ -157,7 +173,7 @@ def _render(row: dict[str, object]) -> str:
             continue
         push = f"  push {figures['push_per_s']:,.0f} drawers/s" if "push_per_s" in figures else ""
         below = "  RECALL BELOW LOCAL" if figures.get("below_local") else ""
-        lines.append(f"  {path:<7} R@5 {figures['recall'] * 100:.0f}%  p50 {figures['p50_ms']:.1f} ms{push}{below}")
+        lines.append(f"  {path:<8} R@5 {figures['recall'] * 100:.0f}%  p50 {figures['p50_ms']:.1f} ms{push}{below}")
     return "\n".join(lines)
 
 

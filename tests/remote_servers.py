@@ -5,6 +5,10 @@
 * Milvus Lite: the ``milvus-lite server`` gRPC server of the PyPI ``milvus-lite`` package (the
   ``undercroft-index[milvus]`` extra, in the dev group) on a free loopback port, for the CLI path through
   ``UNDERCROFT_MILVUS_URL``; the library tests open Milvus Lite in process from a ``.db`` file instead.
+* pgvector: a real PostgreSQL 16 with the ``vector`` extension, from the PyPI ``pgserver`` wheel (a dev
+  dependency: it carries both binaries), listening on a Unix socket in a fresh directory. As root, pgserver
+  runs the server as its own unprivileged user, so the directory is made under ``/tmp`` (not pytest's
+  0700 tree, which that user could not enter).
 """
 
 from __future__ import annotations
@@ -24,9 +28,11 @@ __all__ = [
     "chroma_program",
     "free_port",
     "milvus_program",
+    "pgserver_available",
     "serving_chroma",
     "serving_json",
     "serving_milvus",
+    "serving_pgvector",
 ]
 
 
@@ -131,6 +137,35 @@ def serving_milvus(program: str, directory: Path) -> Iterator[str]:
     command = [program, "server", "--data-dir", str(directory / "data"), "--host", "127.0.0.1", "--port", str(port)]
     with _serving(command, port, directory, _milvus_ready):
         yield f"http://127.0.0.1:{port}"
+
+
+def pgserver_available() -> bool:
+    """Whether the ``pgserver`` package (PostgreSQL + pgvector binaries) is installed."""
+    return importlib.util.find_spec("pgserver") is not None
+
+
+@contextmanager
+def serving_pgvector() -> Iterator[tuple[str, Path]]:
+    """A real PostgreSQL with pgvector in a fresh directory; yields a libpq DSN (Unix socket) and the data dir.
+
+    The DSN names the socket directory as its host, the local case of the adapter's policy (no TLS needed).
+    The server is stopped and its directory deleted on exit.
+    """
+    import tempfile
+    import warnings
+
+    directory = Path(tempfile.mkdtemp(prefix="uc-pg-", dir="/tmp"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # platformdirs: no XDG_RUNTIME_DIR on a CI box (its lock dir falls back)
+        import pgserver
+
+        server = pgserver.get_server(directory, cleanup_mode="delete")
+    try:
+        server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
+        yield f"host={directory} dbname=postgres user=postgres", directory
+    finally:
+        server.cleanup()
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 class HostileChroma:

@@ -4,7 +4,7 @@ tests/remote_servers.py) and a HOSTILE Chroma-shaped server that answers whateve
 
 Done-when of issue 27: a sealed vault pushed to a local Chroma server and searched through it, every result
 verified locally; the leak test confirms that what Chroma holds of a sealed vault is sealed content, labels
-and embeddings only.
+and embeddings only — the labels as the vault's own columns hold them, blind values, never the names.
 """
 
 from __future__ import annotations
@@ -88,20 +88,24 @@ def test_what_chroma_holds_of_a_sealed_vault_is_sealed_content_labels_and_embedd
     held = httpx.post(f"{base}/{cid}/get", json={"include": ["documents", "metadatas", "embeddings"]}).json()
     with sqlite3.connect(fresh_home / "vaults" / vault / "vault.db") as raw:
         at_rest = {i: bytes(c) for i, c in raw.execute("SELECT id, content FROM drawers")}
+        columns = {i: {"wing": w, "room": r} for i, w, r in raw.execute("SELECT id, wing, room FROM drawers")}
     assert sorted(held["ids"]) == sorted(at_rest)
     for drawer_id, document, metadata, embedding in zip(
         held["ids"], held["documents"], held["metadatas"], held["embeddings"], strict=True
     ):
         assert base64.b64decode(document) == at_rest[drawer_id]  # the sealed bytes, exactly
         assert set(metadata) == {"wing", "room", "sealed", "space"} and metadata["sealed"] is True
+        assert {"wing": metadata["wing"], "room": metadata["room"]} == columns[drawer_id]  # the blind values
         assert len(embedding) == HashEmbedder().dimension
         for word in CONTENT_WORDS:
             assert word.encode() not in base64.b64decode(document) and word not in json.dumps(metadata)
-    # And the server's own files on disk: labels are there (the grep reads real data), content words are not.
+    # And the server's own files on disk: the blind labels and the vault name are there (the grep reads real
+    # data), neither content words nor the wing and room names are.
     stored = [p for p in (directory / "db").rglob("*") if p.is_file()]  # the database, not the server's log
     blob = b"".join(p.read_bytes() for p in stored)
-    assert b"runbooks" in blob  # (the collection name carries the vault name: a label, documented)
-    for word in CONTENT_WORDS:
+    assert vault.encode() in blob  # (the collection name carries the vault name: a label, documented)
+    assert columns[held["ids"][0]]["room"].encode() in blob
+    for word in (*CONTENT_WORDS, "runbooks", "decisions"):
         assert word.encode() not in blob, word
 
 

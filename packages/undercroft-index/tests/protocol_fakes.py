@@ -1,8 +1,8 @@
-"""Protocol-level stand-ins for the servers that cannot be installed here: Qdrant, Weaviate, pgvector.
+"""Protocol-level stand-ins for the servers that cannot be installed here: Qdrant and Weaviate.
 
 Each fake keeps state in memory and answers ONLY the documented request shapes the adapters send, with the
 documented answer shapes (Qdrant REST ``/collections``; Weaviate ``/v1/schema``, ``/v1/batch/objects``,
-``/v1/objects``, ``/v1/graphql``; pgvector's SQL) — anything else is a 400/AssertionError, so an adapter
+``/v1/objects``, ``/v1/graphql``) — anything else is a 400/AssertionError, so an adapter
 drifting from the protocol fails here. The HTTP fakes are real loopback servers: the adapters reach them
 through the policed client exactly as they would reach the real thing. This is protocol-level testing,
 not a test against the servers themselves; docs/remote-index.md says so.
@@ -168,105 +168,3 @@ def serving(fake: Any) -> AbstractContextManager[str]:
     from remote_servers import serving_json  # tests/ is on sys.path (the root conftest)
 
     return serving_json(fake)
-
-
-class FakePgConnection:
-    """A DB-API connection that executes exactly the SQL shapes the pgvector adapter sends, in memory."""
-
-    def __init__(self) -> None:
-        self.tables: dict[str, dict[str, tuple[Any, ...]]] = {}
-        self.spaces: dict[str, str] = {}
-        self.statements: list[str] = []
-        self.commits = 0
-        self.closed = False
-
-    def cursor(self) -> _FakeCursor:
-        return _FakeCursor(self)
-
-    def commit(self) -> None:
-        self.commits += 1
-
-    def rollback(self) -> None:
-        return
-
-    def close(self) -> None:
-        self.closed = True
-
-
-class _FakeCursor:
-    def __init__(self, connection: FakePgConnection) -> None:
-        self.connection = connection
-        self.rows: list[tuple[Any, ...]] = []
-
-    def __enter__(self) -> _FakeCursor:
-        return self
-
-    def __exit__(self, *args: object) -> None:
-        return
-
-    def fetchall(self) -> list[tuple[Any, ...]]:
-        return self.rows
-
-    def fetchone(self) -> tuple[Any, ...] | None:
-        return self.rows[0] if self.rows else None
-
-    def executemany(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        for row in rows:
-            self.execute(sql, row)
-
-    def execute(self, sql: str, params: tuple[Any, ...] = ()) -> None:
-        db = self.connection
-        db.statements.append(sql)
-        self.rows = []
-        if sql == "CREATE EXTENSION IF NOT EXISTS vector":
-            return
-        if sql.startswith("CREATE TABLE IF NOT EXISTS undercroft_mirrors "):
-            return
-        if sql == "SELECT to_regclass(%s) IS NOT NULL":
-            (name,) = params
-            self.rows = [(name in db.tables or (name == "undercroft_mirrors"),)]
-            return
-        if m := re.fullmatch(
-            r"CREATE TABLE IF NOT EXISTS (\w+) \(id text PRIMARY KEY, .* embedding vector\((\d+)\) NOT NULL\)", sql
-        ):
-            db.tables.setdefault(m.group(1), {})
-            return
-        if sql.startswith("INSERT INTO undercroft_mirrors (collection, space) VALUES (%s, %s) ON CONFLICT"):
-            db.spaces.setdefault(params[0], params[1])
-            return
-        if sql == "SELECT space FROM undercroft_mirrors WHERE collection = %s":
-            self.rows = [(db.spaces[params[0]],)] if params[0] in db.spaces else []
-            return
-        if m := re.fullmatch(
-            r"INSERT INTO (\w+) \(id, content, sealed, wing, room, space, embedding\) VALUES .*"
-            r" ON CONFLICT \(id\) DO UPDATE SET .*",
-            sql,
-        ):
-            identifier, content, sealed, wing, room, space, vector = params
-            assert isinstance(content, bytes) and vector.startswith("[")
-            db.tables[m.group(1)][identifier] = (content, sealed, wing, room, space, json.loads(vector))
-            return
-        if m := re.fullmatch(
-            r"SELECT id FROM (\w+) (WHERE wing = %s )?ORDER BY embedding <=> %s::vector LIMIT %s", sql
-        ):
-            table = db.tables[m.group(1)]
-            wing = params[0] if m.group(2) else None
-            vector, limit = params[-2], params[-1]
-            points = {k: {"vector": v[5], "wing": v[2]} for k, v in table.items()}
-            order = _cosine_order(points, json.loads(vector), lambda p: wing is None or p["wing"] == wing)
-            self.rows = [(key,) for key in order[:limit]]
-            return
-        if m := re.fullmatch(r"DELETE FROM (\w+) WHERE id = ANY\(%s\)", sql):
-            for key in params[0]:
-                db.tables[m.group(1)].pop(key, None)
-            return
-        if m := re.fullmatch(r"SELECT count\(\*\) FROM (\w+)", sql):
-            self.rows = [(len(db.tables[m.group(1)]),)]
-            return
-        if m := re.fullmatch(r"DROP TABLE IF EXISTS (\w+)", sql):
-            db.tables.pop(m.group(1), None)
-            return
-        if sql == "DELETE FROM undercroft_mirrors WHERE collection = %s":
-            db.spaces.pop(params[0], None)
-            return
-        raise AssertionError(f"the pgvector adapter sent an undocumented statement: {sql}")

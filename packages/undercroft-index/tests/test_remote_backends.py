@@ -1,5 +1,6 @@
-"""The backend contract, run against each of the five: a real Chroma server, Milvus Lite, and (protocol
-level) Qdrant, Weaviate and pgvector fakes speaking their documented shapes.
+"""The backend contract, run against each of the five: a real Chroma server, Milvus Lite, a real PostgreSQL
+with pgvector (the ``pgserver`` wheel), and (protocol level) Qdrant and Weaviate fakes speaking their
+documented shapes.
 
 Push, count, describe, wing-filtered query, delete, re-push (idempotent), another-space refusal and drop —
 the same assertions for every backend, so no adapter can quietly differ from the others.
@@ -13,9 +14,10 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from protocol_fakes import FakePgConnection, FakeQdrant, FakeWeaviate, serving
+from protocol_fakes import FakeQdrant, FakeWeaviate, serving
 from undercroft_index import (
     BackendFailed,
+    IndexRefused,
     MilvusIndex,
     MirrorMismatch,
     MirrorRecord,
@@ -57,9 +59,7 @@ def milvus_lite(milvus_lite_path: str) -> Iterator[MilvusIndex]:
     index.close()
 
 
-@pytest.fixture(
-    params=["chroma", "milvus_lite", "qdrant_protocol_level", "weaviate_protocol_level", "pgvector_protocol_level"]
-)
+@pytest.fixture(params=["chroma", "milvus_lite", "pgvector", "qdrant_protocol_level", "weaviate_protocol_level"])
 def backend(request: pytest.FixtureRequest) -> Iterator[RemoteIndex]:
     kind = request.param
     if kind == "chroma":
@@ -68,8 +68,10 @@ def backend(request: pytest.FixtureRequest) -> Iterator[RemoteIndex]:
         index.close()
     elif kind == "milvus_lite":
         yield request.getfixturevalue("milvus_lite")
-    elif kind == "pgvector_protocol_level":
-        yield PgvectorIndex(FakePgConnection(), "postgres:fake")
+    elif kind == "pgvector":
+        index = PgvectorIndex.connect(request.getfixturevalue("pgvector_dsn"))
+        yield index
+        index.close()
     else:
         fake = FakeQdrant() if kind.startswith("qdrant") else FakeWeaviate()
         with serving(fake) as url:
@@ -122,6 +124,54 @@ def test_chroma_holds_the_sealed_bytes_labels_and_embedding_only(chroma_url: str
     index.close()
 
 
+def test_pgvector_holds_the_sealed_bytes_labels_and_embedding_only(pgvector_dsn: str) -> None:
+    """What the real PostgreSQL stores for a record, read back with SQL of our own (not the adapter's)."""
+    import psycopg
+
+    index = PgvectorIndex.connect(pgvector_dsn)
+    collection = collection_name("what-pgvector-holds")
+    index.ensure(collection, space=SPACE, dimension=DIM)
+    [record] = _records(1)
+    index.push(collection, [record], space=SPACE)
+    index.close()
+    with psycopg.connect(pgvector_dsn) as raw:
+        columns = [
+            r[0]
+            for r in raw.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = %s ORDER BY ordinal_position",
+                (collection,),
+            )
+        ]
+        [row] = raw.execute(
+            f"SELECT id, content, sealed, wing, room, space, embedding::text FROM {collection}"
+        ).fetchall()
+        [(space,)] = raw.execute("SELECT space FROM undercroft_mirrors WHERE collection = %s", (collection,)).fetchall()
+    assert columns == ["id", "content", "sealed", "wing", "room", "space", "embedding"]
+    assert row[:6] == (record.id, record.content, True, "alpha", "r", SPACE) and space == SPACE
+    stored = [float(v) for v in row[6].strip("[]").split(",")]
+    assert np.allclose(stored, record.embedding, atol=1e-6)
+    index = PgvectorIndex.connect(pgvector_dsn)
+    index.drop(collection)
+    assert index.describe(collection) is None
+    index.close()
+
+
+def test_pgvector_a_hostile_table_name_or_wing_reaches_no_sql(pgvector_dsn: str) -> None:
+    """A collection name is checked before it is formatted into SQL; a wing is always a bound parameter."""
+    index = PgvectorIndex.connect(pgvector_dsn)
+    try:
+        with pytest.raises(IndexRefused, match="not a safe table name"):
+            index.ensure("x; DROP TABLE undercroft_mirrors", space=SPACE, dimension=DIM)
+        collection = collection_name("hostile-wing")
+        index.ensure(collection, space=SPACE, dimension=DIM)
+        index.push(collection, _records(4), space=SPACE)
+        assert index.query(collection, _records(1)[0].embedding, 4, wing="alpha' OR '1'='1") == []
+        assert index.count(collection) == 4
+        index.drop(collection)
+    finally:
+        index.close()
+
+
 def test_qdrant_protocol_level_points_are_uuids_carrying_the_drawer_id() -> None:
     fake = FakeQdrant()
     with serving(fake) as url:
@@ -164,7 +214,7 @@ def test_cleartext_to_a_non_loopback_host_is_refused_before_anything_is_sent(nam
         open_backend(name, "http://10.1.2.3:6333", variable=f"UNDERCROFT_{name.upper()}_URL")
 
 
-def test_pgvector_protocol_level_a_remote_host_without_tls_is_refused() -> None:
+def test_pgvector_a_remote_host_without_tls_is_refused() -> None:
     with pytest.raises(BackendFailed, match="needs sslmode=require"):
         PgvectorIndex.connect("postgresql://u:pw@db.example.com/mirror")
     with pytest.raises(BackendFailed, match=r"refused"):

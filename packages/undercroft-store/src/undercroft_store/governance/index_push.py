@@ -3,7 +3,9 @@ half of ``forget --backend``.
 
 What a push sends, per drawer: the id, the AT-REST content (the sealed bytes on a sealed vault, the
 plaintext on an hmac-only vault — refused unless ``allow_plaintext``), the decrypted embedding and the wing
-and room labels in the clear; and, per mirror, the embedding-space identity. Every row is read verified
+and room labels as the vault's own columns hold them (the blind values on a vault whose metadata is sealed,
+so a mirror learns which rows share a label, never its name; the names on an hmac-only vault); and, per
+mirror, the embedding-space identity. Every row is read verified
 (HMAC and the served-row rule) before anything of it leaves, so a tampered row stops the push with an
 integrity verdict instead of being mirrored. Quarantined rows are mirrored too, deliberately: an untrusted
 mirror can propose any id it likes, so the fence is applied where bytes are decrypted (the local search),
@@ -38,6 +40,7 @@ from undercroft_store.errors import (
 from undercroft_store.governance.forgetting import _context_of
 from undercroft_store.governance.read_audit import record_egress
 from undercroft_store.kernel._internal.context import VaultContext
+from undercroft_store.kernel._internal.meta_at_rest import stored_label
 from undercroft_store.kernel._internal.reading import SERVED_COLUMNS, report_tamper, served_drawers
 from undercroft_store.kernel._internal.vectors import unpack_row
 from undercroft_store.kernel.mirror import Mirror, describe_mirror
@@ -121,8 +124,8 @@ def _batch_records(context: VaultContext, rows: Sequence[Sequence[Any]]) -> tupl
                 content=bytes(row[3]),
                 sealed=context.sealed,
                 embedding=embedding,
-                wing=drawer.wing,
-                room=drawer.room,
+                wing=stored_label(context, "wing", drawer.wing) or "",
+                room=stored_label(context, "room", drawer.room) or "",
             )
         )
     return records, skipped

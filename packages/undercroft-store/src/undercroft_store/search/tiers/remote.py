@@ -5,7 +5,8 @@ decides the population first (trust floor, quarantine fence, closed vocabularies
 HMAC-verified, decrypted and re-scored locally — with this tier drawing the candidates instead of the scan:
 
 * the mirror is asked for ``plan.hydrate`` ids (optionally within the request's one wing: the only filter a
-  backend is trusted to apply, and only to save it work — nothing it returns is believed);
+  backend is trusted to apply, and only to save it work — nothing it returns is believed; on a vault whose
+  metadata is sealed the wing is asked by its blind value, as the push labelled the records);
 * its answer is shape-checked by `undercroft_index.candidate_ids` (strings only, repeats dropped, capped at
   the distinct ids asked for); an id this vault does not hold is dropped (another vault's, a forged one);
   an id outside the scope is dropped (quarantined, floored, another wing or kind) — the scope's population
@@ -25,6 +26,7 @@ from numpy.typing import NDArray
 from undercroft_index import Error as IndexError_
 
 from undercroft_store.errors import MirrorUnavailable
+from undercroft_store.kernel._internal.meta_at_rest import stored_label
 from undercroft_store.kernel._internal.transaction import readable
 from undercroft_store.kernel.mirror import Mirror
 from undercroft_store.search._internal.row_marks import EmbeddingRows, decode_rows
@@ -43,7 +45,7 @@ class RemoteTier:
         """Bind one search: the store, the mirror, and the request's wing (None: unscoped)."""
         self._store = store
         self._mirror = mirror
-        self._wing = wing
+        self._wing = None if wing is None else stored_label(readable(store._context), "wing", wing)
         self._unit: dict[int, NDArray[np.float32]] = {}
         #: What the last draw saw: ids proposed, kept; for the trace and the tests.
         self.proposed = 0
