@@ -15,20 +15,18 @@ from typing import Any
 
 import httpx
 import pytest
+from browser import playwright_or_skip
 from fleet import ADMIN, Fleet, running_fleet
 from stand_in import StandIn
 
 pytestmark = pytest.mark.loopback
 
-CHROMIUM = Path("/usr/bin/chromium")
 # No whitespace (the transport policy refuses that at registration), so the policy accepts it as a URL path:
 # a server-sent string that would run if the page ever parsed it as markup.
 XSS_URL = "http://127.0.0.1:9/<img/src=x/onerror=window.__xss=1><script>window.__xss=2</script>"
 XSS_REFUSED = 'http://127.0.0.1:9/<img src=x onerror="window.__xss=3">'
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright (dev group) is not installed")
-if not CHROMIUM.exists():  # pragma: no cover - CI installs Debian's chromium (.ci/run)
-    pytest.skip("Debian's chromium is not installed (apt-get install chromium)", allow_module_level=True)
+playwright_api = playwright_or_skip()
 
 
 @pytest.fixture
@@ -42,14 +40,6 @@ def shots(tmp_path: Path) -> Path:
     root = Path(os.environ.get("ARTIFACTS_DIR", tmp_path / "artifacts")) / "fleet-console"
     root.mkdir(parents=True, exist_ok=True)
     return root
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    with playwright_api.sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"], headless=True)
-        yield launched
-        launched.close()
 
 
 def _page(browser: Any, base: str, requests: list[str], *, width: int = 1280, height: int = 800) -> Any:

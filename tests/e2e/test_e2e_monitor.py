@@ -10,31 +10,20 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from browser import playwright_or_skip
 from live_server import LiveServer, palace_env, undercroft
 
 pytestmark = pytest.mark.loopback
 
-CHROMIUM = Path("/usr/bin/chromium")
 TOKEN = "monitor-bearer-" + "b" * 24
 SECRET = "monitor-assertion-secret"
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright (dev group) is not installed")
-if not CHROMIUM.exists():  # pragma: no cover - CI installs Debian's chromium (.ci/run)
-    pytest.skip("Debian's chromium is not installed (apt-get install chromium)", allow_module_level=True)
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    with playwright_api.sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"], headless=True)
-        yield launched
-        launched.close()
+playwright_api = playwright_or_skip()
 
 
 @pytest.fixture
