@@ -89,6 +89,7 @@ def test_push_query_delete_and_describe(backend: RemoteIndex) -> None:
     backend.push(collection, records[:5], space=SPACE)
     backend.push(collection, records[5:], space=SPACE)
     backend.push(collection, records[:3], space=SPACE)  # a re-push converges (idempotent by id)
+    backend.settle(collection)  # (Milvus: a real flush)
     info = backend.describe(collection)
     assert info is not None and (info.records, info.space) == (12, SPACE)
     target = records[4]

@@ -46,6 +46,7 @@ class MemoryMirror:
         self.spaces: dict[str, str] = {}
         self.fail_after: int | None = None
         self.pushes = 0
+        self.settled: list[tuple[str, int]] = []
 
     def describe(self, collection: str) -> MirrorInfo | None:
         held = self.collections.get(collection)
@@ -60,6 +61,9 @@ class MemoryMirror:
             raise BackendFailed("memory: upsert: the server went away")
         self.pushes += 1
         self.collections[collection].update({r.id: r for r in records})
+
+    def settle(self, collection: str) -> None:
+        self.settled.append((collection, self.pushes))
 
     def query(self, collection: str, vector: Sequence[float], k: int, *, wing: str | None = None) -> list[str]:
         query = np.asarray(vector)
@@ -150,6 +154,19 @@ def test_push_mirrors_sealed_bytes_labels_and_embeddings_and_search_matches_loca
     local = Searcher.from_settings(store, EMBEDDER, env={}).search(request)
     assert [h.id for h in remote.hits] == [h.id for h in local.hits]
     assert ids[QUARANTINE_WING][0] not in {h.id for h in remote.hits}
+
+
+def test_a_push_settles_the_mirror_once_after_its_last_batch_and_a_failed_one_never(vault) -> None:
+    store, _ = vault
+    backend = MemoryMirror()
+    mirror = Mirror.of(backend, store.name)
+    push_mirror(store, mirror, surface="test", batch=2)
+    assert backend.settled == [(mirror.collection, 3)]  # 6 drawers in batches of 2: after the third
+    failing = MemoryMirror()
+    failing.fail_after = 1
+    with pytest.raises(MirrorUnavailable):
+        push_mirror(store, Mirror.of(failing, store.name), surface="test", batch=2)
+    assert failing.settled == []
 
 
 def test_the_push_record_binds_what_left(vault) -> None:

@@ -100,6 +100,11 @@ class RemoteIndex(Protocol):
         """Upsert ``records`` (idempotent by id: a push run again converges)."""
         ...
 
+    def settle(self, collection: str) -> None:
+        """Called once after a push's last batch: make what was pushed searchable at the index's best (Milvus:
+        a flush, sealing the growing segments it would otherwise scan by brute force; the others: nothing)."""
+        ...
+
     def query(self, collection: str, vector: Sequence[float], k: int, *, wing: str | None = None) -> list[str]:
         """Up to ``k`` candidate ids nearest ``vector`` (optionally within one wing), best first."""
         ...

@@ -124,6 +124,10 @@ class ChromaIndex:
         self._rest.call("DELETE", f"{self._base}/{collection}", "drop", missing=(404,))
         self._ids.pop(collection, None)
 
+    def settle(self, collection: str) -> None:
+        """Nothing to do: Chroma indexes each upsert as it lands."""
+        del collection
+
     def close(self) -> None:
         """Close the session."""
         self._rest.close()

@@ -203,6 +203,10 @@ class PgvectorIndex:
         if exists and exists[0]:
             self._run("drop", f"DELETE FROM {SPACES_TABLE} WHERE collection = %s", (collection,))  # noqa: S608
 
+    def settle(self, collection: str) -> None:
+        """Nothing to do: each batch committed in its own transaction."""
+        del collection
+
     def close(self) -> None:
         """Close the connection."""
         self._connection.close()

@@ -136,6 +136,10 @@ class QdrantIndex:
         """Delete the collection (absent: nothing to do)."""
         self._rest.call("DELETE", f"/collections/{collection}", "drop", missing=(404,))
 
+    def settle(self, collection: str) -> None:
+        """Nothing to do: every upsert was sent with ``wait=true``."""
+        del collection
+
     def close(self) -> None:
         """Close the session."""
         self._rest.close()

@@ -159,6 +159,10 @@ class WeaviateIndex:
         """Delete the class and its objects (absent: nothing to do)."""
         self._rest.call("DELETE", f"/v1/schema/{class_name(collection)}", "drop", missing=(404,))
 
+    def settle(self, collection: str) -> None:
+        """Nothing to do: Weaviate indexes each batch as it lands."""
+        del collection
+
     def close(self) -> None:
         """Close the session."""
         self._rest.close()

@@ -190,6 +190,7 @@ def push_mirror(
             report.last_seq = int(rows[-1][0])
             if progress is not None:
                 progress(report.pushed + report.skipped, total)
+        mirror.backend.settle(mirror.collection)
     except IndexError_ as error:
         report.failure = str(error)
     finally:
