@@ -1,7 +1,7 @@
 """Fixtures of the remote-backend tests (the real servers are the root conftest's session fixtures).
 
 Milvus Lite in process from a temporary ``.db`` file (``pymilvus`` + ``milvus-lite``, the ``milvus`` extra).
-Qdrant, Weaviate and pgvector servers cannot be installed here: their fakes (`protocol_fakes`) speak the
+Qdrant and Weaviate servers cannot be installed here: their fakes (`protocol_fakes`) speak the
 documented request and answer shapes, and the tests using them say ``protocol_level`` in their names.
 """
 

@@ -3,8 +3,8 @@
 The DSN's host is checked like an outward URL: a non-loopback host must say ``sslmode=require`` or stricter,
 and ``UNDERCROFT_INDEX_CA`` turns it into ``verify-full`` against the pin (the pin's file is libpq's
 ``sslrootcert``). Table names are `collection_name` output, checked against ``[a-z0-9_]`` before they are
-formatted into SQL; every value is a bound parameter. Tested at protocol level against the SQL shapes the
-adapter sends (no PostgreSQL server can be installed here).
+formatted into SQL; every value is a bound parameter. Tested against a real PostgreSQL with pgvector (the
+PyPI ``pgserver`` wheel, a dev dependency). No ANN index is created: the server answers with an exact scan.
 """
 
 from __future__ import annotations
