@@ -118,7 +118,7 @@ def _milvus_ready(port: int) -> bool:
     from pymilvus import MilvusClient
 
     try:
-        client = MilvusClient(uri=f"http://127.0.0.1:{port}", timeout=5)
+        client = MilvusClient(uri=f"http://127.0.0.1:{port}", timeout=5, dedicated=True)  # leaves no shared channel
     except Exception:  # noqa: BLE001 - not answering yet, whatever pymilvus calls it
         return False
     try:

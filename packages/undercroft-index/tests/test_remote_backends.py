@@ -250,3 +250,21 @@ def test_milvus_over_grpc_takes_no_proxy_from_the_environment(milvus_url: str, m
         assert index.describe(collection_name("no-proxy")) is None
     finally:
         index.close()
+
+
+def test_milvus_never_borrows_a_channel_another_client_opened(milvus_url: str) -> None:
+    """pymilvus shares one channel per address in a process: a channel opened by another client (without the
+    policy's options) would carry its own proxy and size settings. Ours is dedicated, and closing it leaves
+    the other client working."""
+    from pymilvus import MilvusClient
+
+    other = MilvusClient(uri=milvus_url, timeout=30)  # shared, the pymilvus default, no options of ours
+    try:
+        index = open_backend("milvus", milvus_url, variable="UNDERCROFT_MILVUS_URL", timeout=30)
+        handler = index._client._get_connection()  # noqa: SLF001 - the channel's options are the guarantee
+        assert handler is not other._get_connection()  # noqa: SLF001
+        assert handler._grpc_options["grpc.enable_http_proxy"] == 0  # noqa: SLF001
+        index.close()
+        other.list_collections()  # our close did not close a channel someone else uses
+    finally:
+        other.close()

@@ -191,6 +191,9 @@ def _client(**options: object) -> Any:
     except ImportError:
         raise BackendFailed("milvus: pymilvus is not installed (pip install 'undercroft-index[milvus]')") from None
     try:
-        return MilvusClient(**options)
+        # Dedicated: pymilvus shares one channel per address across the process, and a shared channel opened
+        # elsewhere (another client, a readiness probe) carries its own options, so it could honour
+        # http_proxy/grpc_proxy and ignore the message cap. A dedicated channel is ours and closes with us.
+        return MilvusClient(**options, dedicated=True)
     except Exception as error:  # noqa: BLE001 - a refused connection surfaces as several pymilvus types
         raise BackendFailed(f"milvus: cannot connect: {type(error).__name__}: {str(error)[:200]}") from None
