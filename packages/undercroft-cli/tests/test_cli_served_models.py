@@ -200,6 +200,50 @@ def test_refine_grounds_attributes_and_records_its_egress(fresh_home: Path, cli_
     assert cli_run("verify")[0] == 0
 
 
+def test_support_spans_are_utf8_byte_offsets_on_every_surface(fresh_home: Path, cli_run: Any, llm: ModelServer) -> None:
+    # Two-, three- and four-byte characters before the cited words: byte and character offsets differ.
+    note = "Réunion 🦉 — 日本のメモ: Alice works at Acme Corp. Zoë drinks tea."
+    cited = "Alice works at Acme Corp"
+    raw = note.encode("utf-8")
+    start = raw.index(cited.encode("utf-8"))
+    expected = [start, start + len(cited.encode("utf-8"))]
+    assert expected != [note.index(cited), note.index(cited) + len(cited)]
+    code, out, _ = cli_run("remember", note, "--wing", "people", "--json")
+    assert code == 0
+    drawer = json.loads(out)["results"][0]["id"]
+    code, out, _ = cli_run("refine", "--json")
+    assert code == 0 and json.loads(out)["spans"] == [{"drawer": drawer, "bytes": expected}]
+    support = {"drawer": drawer, "receipt": "verified", "spans": [expected]}
+    for args in (("kg", "query", "Alice"), ("kg", "timeline"), ("kg", "rel", "works_at")):
+        [fact] = json.loads(cli_run(*args, "--json")[1])["facts"]
+        assert fact["support"] == support, args
+        assert raw[expected[0] : expected[1]].decode("utf-8") == cited
+        assert note[fact["source_span"][0] : fact["source_span"][1]] == cited  # the KG's own offsets: characters
+
+    from starlette.testclient import TestClient
+    from undercroft_cli.http import Gate, Service, Tenancy, build_app
+    from undercroft_cli.mcp import McpDispatcher
+    from undercroft_store import Palace
+
+    palace = Palace(fresh_home)
+    tenancy = Tenancy(palace, HashEmbedder(), read_only=True, pinned="default")
+    with TestClient(build_app(Service(tenancy, Gate(None, None), "default"))) as client:
+        for path, params in (
+            ("kg/query", {"entity": "Alice"}),
+            ("kg/timeline", {}),
+            ("kg/rel", {"predicate": "works_at"}),
+        ):
+            reply = client.get(f"/v1/vaults/default/{path}", params=params)
+            assert reply.status_code == 200, reply.text
+            assert [f["support"] for f in reply.json()["facts"]] == [support], path
+        with tenancy.session("default") as session:
+            answer = McpDispatcher(session).call("undercroft_kg_query", {"entity": "Alice"})
+    assert not answer.is_error and answer.structured is not None
+    assert [f["support"] for f in answer.structured["facts"]] == [support]
+    tenancy.close()
+    palace.close()
+
+
 def test_a_flipped_extractor_attribution_fails_verification(fresh_home: Path, cli_run: Any, llm: ModelServer) -> None:
     assert cli_run("remember", "Bob works at Initech.", "--wing", "people")[0] == 0
     assert cli_run("refine")[0] == 0

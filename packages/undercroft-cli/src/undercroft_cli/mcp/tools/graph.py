@@ -15,7 +15,7 @@ from undercroft_store.governance.read_audit import InternalRead, silent
 from undercroft_store.memory.kg.authority import canonical
 from undercroft_store.memory.kg.facts import Fact
 from undercroft_store.memory.kg.graph import KnowledgeGraph
-from undercroft_store.memory.kg.receipts import ReceiptReport, fact_receipts
+from undercroft_store.memory.kg.receipts import ReceiptReport, fact_receipts, support_of
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.errors import InvalidArgument, ToolRefused
@@ -27,8 +27,11 @@ __all__ = ["GRAPH_TOOLS"]
 _DIRECTIONS = ("outgoing", "incoming", "both")
 
 
-def _facts(facts: list[Fact]) -> str:
-    return json.dumps({"facts": [fact_record(fact) for fact in facts]}, indent=2, ensure_ascii=False)
+def _facts(session: ToolSession, facts: list[Fact]) -> str:
+    # Each cited fact's support: its receipt and the byte ranges of its words (offsets only, never the words).
+    support = support_of(session.store, facts)
+    records = [fact_record(fact, support.get(fact.id)) for fact in facts]
+    return json.dumps({"facts": records}, indent=2, ensure_ascii=False)
 
 
 def _open_facts(graph: KnowledgeGraph, args: Arguments, subject: str, predicate: str, obj: str | None) -> list[Fact]:
@@ -92,11 +95,11 @@ def _kg_query(session: ToolSession, args: Arguments) -> str:
     direction = args.choice("direction") or "both"
     graph = KnowledgeGraph(session.store)
     facts = graph.query(args.required_text("entity"), direction=cast(Any, direction), as_of=args.text("as_of"))
-    return _facts(facts)
+    return _facts(session, facts)
 
 
 def _kg_timeline(session: ToolSession, args: Arguments) -> str:
-    return _facts(KnowledgeGraph(session.store).timeline(args.text("entity")))
+    return _facts(session, KnowledgeGraph(session.store).timeline(args.text("entity")))
 
 
 def _kg_stats(session: ToolSession, args: Arguments) -> str:
@@ -104,7 +107,7 @@ def _kg_stats(session: ToolSession, args: Arguments) -> str:
 
 
 def _kg_rel(session: ToolSession, args: Arguments) -> str:
-    return _facts(KnowledgeGraph(session.store).rel(args.required_text("predicate"), as_of=args.text("as_of")))
+    return _facts(session, KnowledgeGraph(session.store).rel(args.required_text("predicate"), as_of=args.text("as_of")))
 
 
 def _kg_receipts(session: ToolSession, args: Arguments) -> str:
