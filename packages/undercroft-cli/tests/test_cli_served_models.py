@@ -448,6 +448,72 @@ def test_no_drawer_text_reaches_logs_or_metrics(
     assert any(r.name == "undercroft_embed_failures_total" for r in sink.records)
 
 
+def test_egress_records_bind_no_text_query_or_key(
+    fresh_home: Path,
+    cli_run: Any,
+    embed_env: ModelServer,
+    advisory: ModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every egress document the served roles bind (embed/repair, refine, advise/dedup), grepped for the drawers'
+    # words, the search's words and both API keys; the raw vault files for the keys.
+    from undercroft_store.governance import read_audit
+
+    llm_key, embed_key = "sk-llm-" + "q" * 24, "sk-embed-" + "z" * 24
+    monkeypatch.setenv("UNDERCROFT_LLM_KEY", llm_key)
+    monkeypatch.setenv("UNDERCROFT_EMBED_KEY", embed_key)
+    monkeypatch.setenv("UNDERCROFT_EMBED_API", "ollama")
+    monkeypatch.setenv("UNDERCROFT_EMBED_DIM", "384")
+    documents: list[bytes] = []
+    real = read_audit.egress_document
+
+    def spy(**fields: Any) -> bytes:
+        documents.append(real(**fields))
+        return documents[-1]
+
+    monkeypatch.setattr(read_audit, "egress_document", spy)
+    notes = ["Zanzibar works at Quixotic Holdings.", "Zanzibar works at Quixotic Holdings."]  # a dedup pair
+    query = "marmoset obelisk"
+    _swap_brain(advisory, _verdict('{"verdict": "safe"}'))
+    outputs = [cli_run("remember", note, "--wing", "people") for note in notes]
+    embed_env.behaviour.status = 500  # one write lands with a counted zero vector: repair re-embeds it
+    outputs.append(cli_run("remember", "Yardarm lives in Vellichor.", "--wing", "people"))
+    embed_env.behaviour.status = None
+    outputs.append(cli_run("search", query))
+    outputs.append(cli_run("repair", "--json"))
+    _swap_brain(advisory, simple_extractor)
+    outputs.append(cli_run("refine", "--json"))
+    _swap_brain(advisory, _verdict('{"verdict": "safe"}'))
+    outputs.append(cli_run("dedup", "--apply"))
+    assert all(code == 0 for code, _, _ in outputs), outputs
+    kinds = [label.removeprefix("egress/") for label in _labels(fresh_home) if label.startswith("egress/")]
+    assert {"embed/repair", "refine", "advise/dedup"} <= set(kinds), kinds
+    assert len(documents) == len(kinds)  # the spy saw every document the chain holds a tag over
+    bound = b"\n".join(documents).decode()
+    details = [json.loads(document).get("details", {}) for document in documents]
+    assert {"model"} <= set().union(*details)
+    forbidden = ["Zanzibar", "Quixotic", "Holdings", "Yardarm", "Vellichor", "marmoset", "obelisk", llm_key,
+                 embed_key, "Bearer"]  # fmt: skip
+    for word in forbidden:
+        assert word not in bound, f"{word!r} is bound in an egress record"
+    for document in documents:  # the recipient is an origin: no path, no query, no userinfo
+        recipient = json.loads(document)["recipient"]
+        assert recipient.count("/") == 2 and "@" not in recipient and "?" not in recipient, recipient
+    # The keys did leave, to their own endpoints (so their absence above is not vacuous).
+    sent = {value for seen in embed_env.seen + advisory.seen for key, value in seen.headers.items()
+            if key.lower() == "authorization"}  # fmt: skip
+    assert {f"Bearer {llm_key}", f"Bearer {embed_key}"} <= sent
+    printed = "".join(out + err for _, out, err in outputs)
+    raw = b"".join(path.read_bytes() for path in (fresh_home / "vaults" / "default").iterdir() if path.is_file())
+    for key in (llm_key, embed_key):
+        assert key not in printed and key.encode() not in raw
+
+
+def _labels(home: Path) -> list[str]:
+    with sqlite3.connect(_db(home)) as connection:
+        return [str(row[0]) for row in connection.execute("SELECT record_id FROM audit ORDER BY rowid")]
+
+
 def test_dedup_that_shows_survivors_to_the_advisor_records_its_egress(
     fresh_home: Path, cli_run: Any, advisory: ModelServer
 ) -> None:
