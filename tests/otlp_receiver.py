@@ -8,6 +8,7 @@ the stdio ``serve-mcp`` ones.
 
 from __future__ import annotations
 
+import ssl
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -17,10 +18,20 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 __all__ = ["OtlpReceiver", "attributes"]
 
 
-class OtlpReceiver:
-    """Keeps every POST body to /v1/traces (and its headers); ``close`` stops it."""
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
 
-    def __init__(self) -> None:
+    def handle_error(self, request: object, client_address: object) -> None:  # refused handshakes are expected
+        return
+
+
+class OtlpReceiver:
+    """Keeps every POST body to /v1/traces (and its headers); ``close`` stops it.
+
+    With ``tls`` (a server context, e.g. `tls_material.server_context`) it speaks HTTPS on the same loopback port.
+    """
+
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self.bodies: list[bytes] = []
         self.headers: list[dict[str, str]] = []
         receiver = self
@@ -39,9 +50,12 @@ class OtlpReceiver:
             def log_message(self, *_args: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _Server(("127.0.0.1", 0), Handler)
+        if tls is not None:
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        scheme = "https" if tls is not None else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}"
 
     def _requests(self) -> list[Any]:
         decoded = []

@@ -23,6 +23,7 @@ from live_server import PROGRAM, palace_env, undercroft
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from otlp_receiver import OtlpReceiver, attributes
+from tls_material import make_authority, server_context
 
 pytestmark = pytest.mark.loopback
 
@@ -175,3 +176,31 @@ def test_a_refused_otlp_endpoint_stops_serve_mcp_before_it_serves(tmp_path: Path
     done = _raw_session({**env, "UNDERCROFT_OTLP_ENDPOINT": endpoint}, _INIT)
     assert done.returncode == 1, done.stderr
     assert done.stdout == "" and "UNDERCROFT_OTLP_ENDPOINT" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_https_collector_is_trusted_through_its_pin_only(tmp_path: Path) -> None:
+    # UNDERCROFT_OTLP_CA replaces the public roots: the throw-away CA's collector receives the spans with the pin,
+    # and nothing without it (the export fails on the handshake; the session itself is unaffected).
+    authority = make_authority("undercroft otlp CA")
+    pin = tmp_path / "collector-ca.crt"
+    pin.write_bytes(authority.pem())
+    collector = OtlpReceiver(tls=server_context(authority, tmp_path))
+    try:
+        assert collector.url.startswith("https://127.0.0.1:")
+        env = palace_env(tmp_path / "palace")
+        assert undercroft(env, "init").returncode == 0
+        unpinned = _raw_session({**env, "UNDERCROFT_OTLP_ENDPOINT": collector.url}, _INIT)
+        assert unpinned.returncode == 0, unpinned.stderr
+        assert json.loads(unpinned.stdout.splitlines()[-1])["result"]["isError"] is False
+        assert collector.bodies == [] and "OTLP export failed" in unpinned.stderr
+        pinned = _raw_session({**env, "UNDERCROFT_OTLP_ENDPOINT": collector.url, "UNDERCROFT_OTLP_CA": str(pin)}, _INIT)
+        assert pinned.returncode == 0, pinned.stderr
+        assert {span.name for span in collector.spans()} >= {"mcp.call", "save"}
+        garbage = tmp_path / "garbage.crt"
+        garbage.write_text("not a certificate")
+        refused = _raw_session(
+            {**env, "UNDERCROFT_OTLP_ENDPOINT": collector.url, "UNDERCROFT_OTLP_CA": str(garbage)}, _INIT
+        )
+        assert refused.returncode == 1 and "UNDERCROFT_OTLP_CA" in refused.stderr and refused.stdout == ""
+    finally:
+        collector.close()
