@@ -236,8 +236,18 @@ def test_support_spans_are_utf8_byte_offsets_on_every_surface(fresh_home: Path, 
             reply = client.get(f"/v1/vaults/default/{path}", params=params)
             assert reply.status_code == 200, reply.text
             assert [f["support"] for f in reply.json()["facts"]] == [support], path
+            # ?grounding= narrows, opt-in (the default returns all three); an unknown grounding is a 400.
+            for grounding, count in (("stated", 1), ("background", 0), ("unevaluated", 0)):
+                narrowed = client.get(f"/v1/vaults/default/{path}", params={**params, "grounding": grounding})
+                assert narrowed.status_code == 200 and len(narrowed.json()["facts"]) == count, (path, grounding)
+            bad = client.get(f"/v1/vaults/default/{path}", params={**params, "grounding": "asserted"})
+            assert bad.status_code == 400 and "grounding" in bad.text, bad.text
         with tenancy.session("default") as session:
             answer = McpDispatcher(session).call("undercroft_kg_query", {"entity": "Alice"})
+            none = McpDispatcher(session).call(
+                "undercroft_kg_rel", {"predicate": "works_at", "grounding": "background"}
+            )
+    assert none.structured is not None and none.structured["facts"] == []
     assert not answer.is_error and answer.structured is not None
     assert [f["support"] for f in answer.structured["facts"]] == [support]
     tenancy.close()

@@ -13,7 +13,7 @@ from typing import Any, cast
 
 from undercroft_store.governance.read_audit import InternalRead, silent
 from undercroft_store.memory.kg.authority import canonical
-from undercroft_store.memory.kg.facts import Fact
+from undercroft_store.memory.kg.facts import GROUNDINGS, Fact
 from undercroft_store.memory.kg.graph import KnowledgeGraph
 from undercroft_store.memory.kg.receipts import ReceiptReport, fact_receipts, support_of
 
@@ -25,6 +25,8 @@ from undercroft_cli.operations import FACT_SCHEMA, fact_record
 __all__ = ["GRAPH_TOOLS"]
 
 _DIRECTIONS = ("outgoing", "incoming", "both")
+# Opt-in only: the default returns all three, since dropping background facts breaks the multi-hop answers.
+_GROUNDING = string("only facts so grounded (default: all three)", enum=GROUNDINGS)
 
 
 def _facts(session: ToolSession, facts: list[Fact]) -> str:
@@ -94,12 +96,19 @@ def _kg_supersede(session: ToolSession, args: Arguments) -> ToolOutput:
 def _kg_query(session: ToolSession, args: Arguments) -> str:
     direction = args.choice("direction") or "both"
     graph = KnowledgeGraph(session.store)
-    facts = graph.query(args.required_text("entity"), direction=cast(Any, direction), as_of=args.text("as_of"))
+    facts = graph.query(
+        args.required_text("entity"),
+        direction=cast(Any, direction),
+        as_of=args.text("as_of"),
+        grounding=args.choice("grounding"),
+    )
     return _facts(session, facts)
 
 
 def _kg_timeline(session: ToolSession, args: Arguments) -> str:
-    return _facts(session, KnowledgeGraph(session.store).timeline(args.text("entity")))
+    grounding = args.choice("grounding")
+    facts = KnowledgeGraph(session.store).timeline(args.text("entity"))
+    return _facts(session, [fact for fact in facts if grounding is None or fact.grounding == grounding])
 
 
 def _kg_stats(session: ToolSession, args: Arguments) -> str:
@@ -107,7 +116,9 @@ def _kg_stats(session: ToolSession, args: Arguments) -> str:
 
 
 def _kg_rel(session: ToolSession, args: Arguments) -> str:
-    return _facts(session, KnowledgeGraph(session.store).rel(args.required_text("predicate"), as_of=args.text("as_of")))
+    graph = KnowledgeGraph(session.store)
+    facts = graph.rel(args.required_text("predicate"), as_of=args.text("as_of"), grounding=args.choice("grounding"))
+    return _facts(session, facts)
 
 
 def _kg_receipts(session: ToolSession, args: Arguments) -> str:
@@ -185,6 +196,7 @@ GRAPH_TOOLS: tuple[ToolSpec, ...] = (
             "direction": string(
                 "facts where the entity is subject, object, or either", enum=_DIRECTIONS, default="both"
             ),
+            "grounding": _GROUNDING,
         },
         _kg_query,
         required=("entity",),
@@ -193,7 +205,7 @@ GRAPH_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "undercroft_kg_timeline",
         "Fact history (closed facts included), optionally for one entity.",
-        {"entity": string("entity")},
+        {"entity": string("entity"), "grounding": _GROUNDING},
         _kg_timeline,
         output={"facts": {"type": "array", "items": FACT_SCHEMA}},
     ),
@@ -209,7 +221,7 @@ GRAPH_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "undercroft_kg_rel",
         "Facts by predicate (the edge label), e.g. every reports_to.",
-        {"predicate": string("predicate to match"), "as_of": _AS_OF},
+        {"predicate": string("predicate to match"), "as_of": _AS_OF, "grounding": _GROUNDING},
         _kg_rel,
         required=("predicate",),
         output={"facts": {"type": "array", "items": FACT_SCHEMA}},
