@@ -17,12 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Literal
 
-from undercroft_core.drawer import Drawer
 from undercroft_vault import BlindIndex, constant_time_equal
 
 from undercroft_store.errors import RecordTampered
 from undercroft_store.kernel._internal.context import VaultContext
-from undercroft_store.kernel._internal.reading import SELECT_BY_ID, verified_drawer
+from undercroft_store.kernel._internal.reading import SELECT_BY_ID, verified_content
 from undercroft_store.kernel._internal.transaction import open_blind, readable
 from undercroft_store.memory.kg._internal.rows import verified_fact
 from undercroft_store.memory.kg.errors import FactTampered
@@ -112,28 +111,29 @@ def _receipt(
     connection: sqlite3.Connection,
     blind: BlindIndex,
     fact: Fact,
-    drawers: dict[str, Drawer | RecordTampered | None],
-) -> tuple[Verdict, Drawer | None]:
-    """A cited fact's verdict and, when it verifies, the drawer it cites (``drawers`` caches each read)."""
+    drawers: dict[str, str | RecordTampered | None],
+) -> tuple[Verdict, str | None]:
+    """A cited fact's verdict and, when it verifies, the verbatim content it cites (``drawers`` caches each read:
+    only the tag check and the content's open, the drawer is not rebuilt from its metadata)."""
     assert fact.source_drawer is not None
     if fact.source_drawer not in drawers:
         row = connection.execute(SELECT_BY_ID, (fact.source_drawer,)).fetchone()
         try:
             drawers[fact.source_drawer] = (
-                None if row is None else verified_drawer(context, row[0], bytes(row[1]), bytes(row[2]), bytes(row[3]))
+                None if row is None else verified_content(context, row[0], bytes(row[1]), bytes(row[2]), bytes(row[3]))
             )
         except RecordTampered as tampered:
             drawers[fact.source_drawer] = tampered
-    drawer = drawers[fact.source_drawer]
-    if drawer is None:
+    content = drawers[fact.source_drawer]
+    if content is None:
         return "dangling", None
-    if isinstance(drawer, RecordTampered):
+    if isinstance(content, RecordTampered):
         return "tampered", None
-    start, end = fact.source_span or (0, len(drawer.content))
-    fits = end <= len(drawer.content)
-    print_ = receipt_fingerprint(blind, fact.source_drawer, drawer.content[start:end]) if fits else ""
+    start, end = fact.source_span or (0, len(content))
+    fits = end <= len(content)
+    print_ = receipt_fingerprint(blind, fact.source_drawer, content[start:end]) if fits else ""
     if fits and print_ == fact.source_fingerprint:
-        return "verified", drawer
+        return "verified", content
     return "source_changed", None
 
 
@@ -169,15 +169,15 @@ def support_of(store: VaultStore, facts: Sequence[Fact]) -> dict[str, Support]:
     if not cited:
         return {}
     context = readable(store._context)
-    drawers: dict[str, Drawer | RecordTampered | None] = {}
+    drawers: dict[str, str | RecordTampered | None] = {}
     found: dict[str, Support] = {}
     with open_blind(context) as blind:
         for fact in cited:
             assert fact.source_drawer is not None
-            verdict, drawer = _receipt(context, context.connection, blind, fact, drawers)
+            verdict, content = _receipt(context, context.connection, blind, fact, drawers)
             spans: tuple[tuple[int, int], ...] = ()
-            if drawer is not None and fact.source_span is not None:
-                spans = (_byte_span(drawer.content, fact.source_span),)
+            if content is not None and fact.source_span is not None:
+                spans = (_byte_span(content, fact.source_span),)
             found[fact.id] = Support(fact.source_drawer, verdict, spans)
     return found
 
