@@ -15,7 +15,6 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +25,9 @@ import pytest
 from live_server import LiveServer, palace_env, undercroft
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from otlp_receiver import OtlpReceiver, attributes
 from undercroft_cli.http.auth import mint_assertion
+from undercroft_store.governance.admission import SIGNAL_VOCAB
 
 pytestmark = pytest.mark.loopback
 
@@ -41,67 +41,11 @@ FORGOTTEN = "obliterated quinoa casserole"
 SECRET_WORDS = [*CONTENT.split(), *QUERY.split(), *FACT, *FORGOTTEN.split(), TOKEN, "Ignore all previous"]
 
 
-class _Receiver:
-    """A minimal OTLP/HTTP trace receiver: keeps every POST body to /v1/traces (and its headers)."""
-
-    def __init__(self) -> None:
-        self.bodies: list[bytes] = []
-        self.headers: list[dict[str, str]] = []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                if self.path == "/v1/traces":
-                    receiver.bodies.append(body)
-                    receiver.headers.append({k.lower(): v for k, v in self.headers.items()})
-                self.send_response(200)
-                self.send_header("Content-Type", "application/x-protobuf")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *_args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def spans(self) -> list[Any]:
-        found = []
-        for body in self.bodies:
-            request = ExportTraceServiceRequest()
-            request.ParseFromString(body)
-            for resource in request.resource_spans:
-                for scope in resource.scope_spans:
-                    found.extend(scope.spans)
-        return found
-
-    def services(self) -> set[str]:
-        names = set()
-        for body in self.bodies:
-            request = ExportTraceServiceRequest()
-            request.ParseFromString(body)
-            for resource in request.resource_spans:
-                for attribute in resource.resource.attributes:
-                    if attribute.key == "service.name":
-                        names.add(attribute.value.string_value)
-        return names
-
-
 @pytest.fixture
-def receiver() -> Iterator[_Receiver]:
-    running = _Receiver()
+def receiver() -> Iterator[OtlpReceiver]:
+    running = OtlpReceiver()
     yield running
-    running.server.shutdown()
-
-
-def _attributes(span: Any) -> dict[str, Any]:
-    values = {}
-    for attribute in span.attributes:
-        value = attribute.value
-        values[attribute.key] = getattr(value, value.WhichOneof("value"))
-    return values
+    running.close()
 
 
 class _Stream:
@@ -157,7 +101,7 @@ async def _kg_add(base: str) -> Any:
         return await session.call_tool("undercroft_kg_add", {"subject": subject, "predicate": predicate, "object": obj})
 
 
-def test_stream_history_and_traces_carry_metadata_only(tmp_path: Path, receiver: _Receiver) -> None:
+def test_stream_history_and_traces_carry_metadata_only(tmp_path: Path, receiver: OtlpReceiver) -> None:
     home = tmp_path / "palace"
     env = palace_env(
         home,
@@ -218,7 +162,11 @@ def test_stream_history_and_traces_carry_metadata_only(tmp_path: Path, receiver:
     assert sample["vault"] == "default" and ["notes", 1] in sample["wings"] and sample["chain_height"] > 0
     saved_frame = stream.named("drawer-saved")[0]
     assert saved_frame == {"vault": "default", "wing": "notes", "room": "ops", "deduped": False}
-    assert stream.named("drawer-quarantined")[0]["intended_wing"] == "notes"
+    quarantined = stream.named("drawer-quarantined")[0]  # the intended place and the signal codes, no offsets
+    assert set(quarantined) == {"vault", "intended_wing", "room", "signals"}
+    assert quarantined["vault"] == "default" and quarantined["intended_wing"] == "notes"
+    assert "imperative-instruction" in quarantined["signals"], quarantined
+    assert set(quarantined["signals"]) <= set(SIGNAL_VOCAB)
     found = len(hits.json()["hits"])
     assert stream.named("search")[0] == {"vault": "default", "wing": "notes", "room": None, "hits": found}
     assert stream.named("kg-triple") == [{"vault": "default"}]
@@ -236,20 +184,20 @@ def test_stream_history_and_traces_carry_metadata_only(tmp_path: Path, receiver:
     assert receiver.services() == {"undercroft-e2e"}
     assert all(headers.get("x-collector-key") == "collector-k3y" for headers in receiver.headers)
     roots = {span.span_id: span for span in spans if span.name == "v1.request"}
-    routes = {_attributes(span)["route"] for span in roots.values()}
+    routes = {attributes(span)["route"] for span in roots.values()}
     assert {"/v1/vaults/{id}/drawers", "/v1/vaults/{id}/search", "/v1/vaults/{id}/drawers/{drawer_id}"} <= routes
     search = next(span for span in spans if span.name == "search")
-    assert _attributes(roots[search.parent_span_id])["route"] == "/v1/vaults/{id}/search"  # nested under its request
-    assert _attributes(search) == {"vault": "default", "fusion": _attributes(search)["fusion"], "scoped": True,
+    assert attributes(roots[search.parent_span_id])["route"] == "/v1/vaults/{id}/search"  # nested under its request
+    assert attributes(search) == {"vault": "default", "fusion": attributes(search)["fusion"], "scoped": True,
                                    "hits": found}  # fmt: skip
     assert search.end_time_unix_nano > search.start_time_unix_nano
-    save = next(span for span in spans if span.name == "save" and _attributes(span).get("created") == 1)
-    assert _attributes(roots[save.parent_span_id])["route"] == "/v1/vaults/{id}/drawers"
+    save = next(span for span in spans if span.name == "save" and attributes(span).get("created") == 1)
+    assert attributes(roots[save.parent_span_id])["route"] == "/v1/vaults/{id}/drawers"
     mcp = next(span for span in spans if span.name == "mcp.call")
-    assert _attributes(mcp) == {"tool": "undercroft_kg_add", "vault": "default", "outcome": "ok"}
+    assert attributes(mcp) == {"tool": "undercroft_kg_add", "vault": "default", "outcome": "ok"}
     kg = next(span for span in spans if span.name == "kg.write")
-    assert kg.parent_span_id == mcp.span_id and _attributes(kg) == {"kind": "add"}
-    statuses = {_attributes(span)["status"] for span in roots.values()}
+    assert kg.parent_span_id == mcp.span_id and attributes(kg) == {"kind": "add"}
+    statuses = {attributes(span)["status"] for span in roots.values()}
     assert 409 in statuses and 202 in statuses
 
     # --- the leak check: frames, spans (raw protobuf), log lines, scrape -------------------------------
@@ -266,8 +214,15 @@ def test_stream_history_and_traces_carry_metadata_only(tmp_path: Path, receiver:
     assert "collector-k3y" not in server.log
 
 
-def test_the_stream_asserts_for_its_vault(tmp_path: Path) -> None:
-    env = palace_env(tmp_path / "palace", UNDERCROFT_MCP_HTTP_TOKEN=TOKEN, UNDERCROFT_ASSERTION_SECRET=SECRET)
+def test_the_stream_asserts_for_its_vault_and_pings_when_idle(tmp_path: Path) -> None:
+    # UNDERCROFT_STREAM_HEARTBEAT_MS shortens the 15 s heartbeat; the sampler (1 h) sends nothing meanwhile.
+    env = palace_env(
+        tmp_path / "palace",
+        UNDERCROFT_MCP_HTTP_TOKEN=TOKEN,
+        UNDERCROFT_ASSERTION_SECRET=SECRET,
+        UNDERCROFT_STREAM_HEARTBEAT_MS="200",
+        UNDERCROFT_SAMPLE_INTERVAL_MS="3600000",
+    )
     assert undercroft(env, "init").returncode == 0
     server = LiveServer(env)
     bearer = {"Authorization": f"Bearer {TOKEN}"}
@@ -280,10 +235,15 @@ def test_the_stream_asserts_for_its_vault(tmp_path: Path) -> None:
             server.url, "default", {**bearer, "X-Vault-Assertion": mint_assertion(SECRET, "default", time.time())}
         )
         assert stream.status == 200
+        deadline = time.monotonic() + 20
+        while stream.raw.count(": ping") < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
     finally:
         code = server.stop()
     stream.join()
     assert code == 0, server.log
+    assert stream.raw[0] == ": subscribed" and stream.raw.count(": ping") >= 2, stream.raw
+    assert stream.frames == []  # an idle stream: comments only, no frame
 
 
 @pytest.mark.parametrize(

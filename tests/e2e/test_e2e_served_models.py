@@ -70,6 +70,7 @@ def test_the_three_roles_from_the_real_program(tmp_path: Path) -> None:
         assert [(f["object"], f["grounding"], f["extractor"]) for f in facts] == [
             ("Acme Corp", "stated", "ollama:minilm")
         ]
+        assert facts[0]["support"]["receipt"] == "verified" and facts[0]["support"]["spans"] == [[0, 24]]  # bytes
 
         screened = {**env, "UNDERCROFT_ADMISSION": "quarantine", "UNDERCROFT_ADMISSION_LLM": "advisory"}
         diverted = _run(home, screened, "remember", "Notes from lunch with the team.", "--wing", "people")

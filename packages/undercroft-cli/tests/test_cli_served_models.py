@@ -200,6 +200,60 @@ def test_refine_grounds_attributes_and_records_its_egress(fresh_home: Path, cli_
     assert cli_run("verify")[0] == 0
 
 
+def test_support_spans_are_utf8_byte_offsets_on_every_surface(fresh_home: Path, cli_run: Any, llm: ModelServer) -> None:
+    # Two-, three- and four-byte characters before the cited words: byte and character offsets differ.
+    note = "Réunion 🦉 — 日本のメモ: Alice works at Acme Corp. Zoë drinks tea."
+    cited = "Alice works at Acme Corp"
+    raw = note.encode("utf-8")
+    start = raw.index(cited.encode("utf-8"))
+    expected = [start, start + len(cited.encode("utf-8"))]
+    assert expected != [note.index(cited), note.index(cited) + len(cited)]
+    code, out, _ = cli_run("remember", note, "--wing", "people", "--json")
+    assert code == 0
+    drawer = json.loads(out)["results"][0]["id"]
+    code, out, _ = cli_run("refine", "--json")
+    assert code == 0 and json.loads(out)["spans"] == [{"drawer": drawer, "bytes": expected}]
+    support = {"drawer": drawer, "receipt": "verified", "spans": [expected]}
+    for args in (("kg", "query", "Alice"), ("kg", "timeline"), ("kg", "rel", "works_at")):
+        [fact] = json.loads(cli_run(*args, "--json")[1])["facts"]
+        assert fact["support"] == support, args
+        assert raw[expected[0] : expected[1]].decode("utf-8") == cited
+        assert note[fact["source_span"][0] : fact["source_span"][1]] == cited  # the KG's own offsets: characters
+
+    from starlette.testclient import TestClient
+    from undercroft_cli.http import Gate, Service, Tenancy, build_app
+    from undercroft_cli.mcp import McpDispatcher
+    from undercroft_store import Palace
+
+    palace = Palace(fresh_home)
+    tenancy = Tenancy(palace, HashEmbedder(), read_only=True, pinned="default")
+    with TestClient(build_app(Service(tenancy, Gate(None, None), "default"))) as client:
+        for path, params in (
+            ("kg/query", {"entity": "Alice"}),
+            ("kg/timeline", {}),
+            ("kg/rel", {"predicate": "works_at"}),
+        ):
+            reply = client.get(f"/v1/vaults/default/{path}", params=params)
+            assert reply.status_code == 200, reply.text
+            assert [f["support"] for f in reply.json()["facts"]] == [support], path
+            # ?grounding= narrows, opt-in (the default returns all three); an unknown grounding is a 400.
+            for grounding, count in (("stated", 1), ("background", 0), ("unevaluated", 0)):
+                narrowed = client.get(f"/v1/vaults/default/{path}", params={**params, "grounding": grounding})
+                assert narrowed.status_code == 200 and len(narrowed.json()["facts"]) == count, (path, grounding)
+            bad = client.get(f"/v1/vaults/default/{path}", params={**params, "grounding": "asserted"})
+            assert bad.status_code == 400 and "grounding" in bad.text, bad.text
+        with tenancy.session("default") as session:
+            answer = McpDispatcher(session).call("undercroft_kg_query", {"entity": "Alice"})
+            none = McpDispatcher(session).call(
+                "undercroft_kg_rel", {"predicate": "works_at", "grounding": "background"}
+            )
+    assert none.structured is not None and none.structured["facts"] == []
+    assert not answer.is_error and answer.structured is not None
+    assert [f["support"] for f in answer.structured["facts"]] == [support]
+    tenancy.close()
+    palace.close()
+
+
 def test_a_flipped_extractor_attribution_fails_verification(fresh_home: Path, cli_run: Any, llm: ModelServer) -> None:
     assert cli_run("remember", "Bob works at Initech.", "--wing", "people")[0] == 0
     assert cli_run("refine")[0] == 0
@@ -402,6 +456,72 @@ def test_no_drawer_text_reaches_logs_or_metrics(
     for word in ("Zanzibar", "Quixotic", "Holdings", "Harbour"):
         assert word not in logged and word not in signals and word not in out
     assert any(r.name == "undercroft_embed_failures_total" for r in sink.records)
+
+
+def test_egress_records_bind_no_text_query_or_key(
+    fresh_home: Path,
+    cli_run: Any,
+    embed_env: ModelServer,
+    advisory: ModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every egress document the served roles bind (embed/repair, refine, advise/dedup), grepped for the drawers'
+    # words, the search's words and both API keys; the raw vault files for the keys.
+    from undercroft_store.governance import read_audit
+
+    llm_key, embed_key = "sk-llm-" + "q" * 24, "sk-embed-" + "z" * 24
+    monkeypatch.setenv("UNDERCROFT_LLM_KEY", llm_key)
+    monkeypatch.setenv("UNDERCROFT_EMBED_KEY", embed_key)
+    monkeypatch.setenv("UNDERCROFT_EMBED_API", "ollama")
+    monkeypatch.setenv("UNDERCROFT_EMBED_DIM", "384")
+    documents: list[bytes] = []
+    real = read_audit.egress_document
+
+    def spy(**fields: Any) -> bytes:
+        documents.append(real(**fields))
+        return documents[-1]
+
+    monkeypatch.setattr(read_audit, "egress_document", spy)
+    notes = ["Zanzibar works at Quixotic Holdings.", "Zanzibar works at Quixotic Holdings."]  # a dedup pair
+    query = "marmoset obelisk"
+    _swap_brain(advisory, _verdict('{"verdict": "safe"}'))
+    outputs = [cli_run("remember", note, "--wing", "people") for note in notes]
+    embed_env.behaviour.status = 500  # one write lands with a counted zero vector: repair re-embeds it
+    outputs.append(cli_run("remember", "Yardarm lives in Vellichor.", "--wing", "people"))
+    embed_env.behaviour.status = None
+    outputs.append(cli_run("search", query))
+    outputs.append(cli_run("repair", "--json"))
+    _swap_brain(advisory, simple_extractor)
+    outputs.append(cli_run("refine", "--json"))
+    _swap_brain(advisory, _verdict('{"verdict": "safe"}'))
+    outputs.append(cli_run("dedup", "--apply"))
+    assert all(code == 0 for code, _, _ in outputs), outputs
+    kinds = [label.removeprefix("egress/") for label in _labels(fresh_home) if label.startswith("egress/")]
+    assert {"embed/repair", "refine", "advise/dedup"} <= set(kinds), kinds
+    assert len(documents) == len(kinds)  # the spy saw every document the chain holds a tag over
+    bound = b"\n".join(documents).decode()
+    details = [json.loads(document).get("details", {}) for document in documents]
+    assert {"model"} <= set().union(*details)
+    forbidden = ["Zanzibar", "Quixotic", "Holdings", "Yardarm", "Vellichor", "marmoset", "obelisk", llm_key,
+                 embed_key, "Bearer"]  # fmt: skip
+    for word in forbidden:
+        assert word not in bound, f"{word!r} is bound in an egress record"
+    for document in documents:  # the recipient is an origin: no path, no query, no userinfo
+        recipient = json.loads(document)["recipient"]
+        assert recipient.count("/") == 2 and "@" not in recipient and "?" not in recipient, recipient
+    # The keys did leave, to their own endpoints (so their absence above is not vacuous).
+    sent = {value for seen in embed_env.seen + advisory.seen for key, value in seen.headers.items()
+            if key.lower() == "authorization"}  # fmt: skip
+    assert {f"Bearer {llm_key}", f"Bearer {embed_key}"} <= sent
+    printed = "".join(out + err for _, out, err in outputs)
+    raw = b"".join(path.read_bytes() for path in (fresh_home / "vaults" / "default").iterdir() if path.is_file())
+    for key in (llm_key, embed_key):
+        assert key not in printed and key.encode() not in raw
+
+
+def _labels(home: Path) -> list[str]:
+    with sqlite3.connect(_db(home)) as connection:
+        return [str(row[0]) for row in connection.execute("SELECT record_id FROM audit ORDER BY rowid")]
 
 
 def test_dedup_that_shows_survivors_to_the_advisor_records_its_egress(

@@ -22,6 +22,8 @@ OURS = {
     "UNDERCROFT_CHROMA_URL",
     "UNDERCROFT_MILVUS_URL",
     "UNDERCROFT_WEAVIATE_URL",
+    # Not in the seed at all: the live stream's heartbeat (15 s there) as a test and operator knob.
+    "UNDERCROFT_STREAM_HEARTBEAT_MS",
 }
 
 

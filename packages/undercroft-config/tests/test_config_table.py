@@ -75,6 +75,7 @@ TABLE: dict[str, tuple[str, str | None]] = {
     "UNDERCROFT_ASSERTION_SECRET": ("s3cret", "s3cret "),
     "UNDERCROFT_METRICS": ("1", "enabled"),
     "UNDERCROFT_SAMPLE_INTERVAL_MS": ("5000", "0"),
+    "UNDERCROFT_STREAM_HEARTBEAT_MS": ("200", "10"),
     "UNDERCROFT_LLM_URL": ("http://localhost:11434", "http://llm.lan:11434"),
     "UNDERCROFT_LLM_MODEL": ("llama3.2", NO_BAD),
     "UNDERCROFT_LLM_API": ("openai", "anthropic"),

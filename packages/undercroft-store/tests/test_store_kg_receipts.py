@@ -12,7 +12,7 @@ from undercroft_store import DrawerWrite, Palace, Screen, VaultStore
 from undercroft_store.memory.kg.authority import canonical, declare_authority
 from undercroft_store.memory.kg.errors import FactTampered, InvalidFact
 from undercroft_store.memory.kg.graph import KnowledgeGraph
-from undercroft_store.memory.kg.receipts import IntegrityVerdict, ReceiptReport, fact_receipts
+from undercroft_store.memory.kg.receipts import IntegrityVerdict, ReceiptReport, Support, fact_receipts, support_of
 
 
 def _open(palace: Palace) -> VaultStore:
@@ -64,6 +64,46 @@ def test_each_of_the_four_verdicts(palace: Palace, home: Path) -> None:
         assert fast == IntegrityVerdict(ok=False, checked=5)
         verify = store.verify()
         assert verify.surfaces is not None and verify.surfaces.receipts["tampered"] == 1 and not verify.ok
+
+
+# Multibyte before and inside the span: two-byte (é, ö), three-byte (日本, —) and four-byte (🦉) characters.
+NOTE = "Réunion 🦉 — 日本: Zoë Müller leads Ångström Labs. Later text."
+CITED = "Zoë Müller leads Ångström Labs."
+
+
+@pytest.mark.parametrize("sealed", [False, True])
+def test_support_spans_are_utf8_byte_offsets_into_the_verbatim_drawer(palace: Palace, home: Path, sealed: bool) -> None:
+    vault = "sealed" if sealed else "default"
+    if sealed:
+        palace.create_vault(vault, level="sealed")
+    with palace.open_vault(vault, HashEmbedder()) as store:
+        [saved] = store.remember(NOTE, wing="w", room="r", added_by="t")
+        [other] = store.remember("Bo likes tea.", wing="w", room="r", added_by="t")
+        start = NOTE.index(CITED)
+        chars = (start, start + len(CITED))
+        kg = KnowledgeGraph(store)
+        fact = kg.add("Zoë Müller", "leads", "Ångström Labs", source_drawer=saved.id, source_span=chars,
+                      grounding="stated")  # fmt: skip
+        whole = kg.add("Bo", "likes", "tea", source_drawer=other.id, grounding="background")
+        uncited = kg.add("Di", "owns", "cat")
+        support = support_of(store, [fact, whole, uncited])
+        assert set(support) == {fact.id, whole.id}  # an uncited fact has no support
+        [(b0, b1)] = support[fact.id].spans
+        raw = NOTE.encode("utf-8")
+        assert raw[b0:b1].decode("utf-8") == CITED  # the bytes are the cited words exactly
+        assert (b0, b1) != chars and b1 - b0 == len(CITED.encode("utf-8"))  # not the character offsets
+        assert support[fact.id] == Support(saved.id, "verified", ((b0, b1),))
+        assert support[whole.id] == Support(other.id, "verified", ())  # no span cited: no byte range
+        assert support[fact.id].to_dict() == {"drawer": saved.id, "receipt": "verified", "spans": [[b0, b1]]}
+        store.delete(other.id)
+        assert support_of(store, [whole])[whole.id] == Support(other.id, "dangling", ())
+        edited = replace(store.get(saved.id), content=NOTE.replace("leads", "left"))
+        store.write([DrawerWrite(edited)], screening=Screen())  # the cited words changed: no byte range
+        assert support_of(store, [fact])[fact.id] == Support(saved.id, "source_changed", ())
+    with sqlite3.connect(home / "vaults" / vault / "vault.db") as db:
+        db.execute("UPDATE drawers SET tag = zeroblob(32) WHERE id = ?", (saved.id,))
+    with palace.open_vault(vault, HashEmbedder()) as store:
+        assert support_of(store, [fact])[fact.id] == Support(saved.id, "tampered", ())  # no span from a bad row
 
 
 def test_receipt_survives_an_edit_outside_its_span(palace: Palace) -> None:

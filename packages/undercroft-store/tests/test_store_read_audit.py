@@ -10,6 +10,7 @@ import pytest
 from undercroft_core import HashEmbedder
 from undercroft_store import Palace, ReadOnlyStore
 from undercroft_store.governance.read_audit import (
+    EGRESS_DETAIL_KEYS,
     InvalidAuditRecord,
     anchor,
     ceiling_report,
@@ -66,3 +67,33 @@ def test_refusals_and_the_ceiling(palace: Palace, home: Path) -> None:
         ):
             with pytest.raises(ReadOnlyStore):
                 call()
+
+
+def test_egress_details_are_a_closed_set_of_short_names(palace: Palace, home: Path) -> None:
+    # details bind declarations and scope; a key outside the kind's set, or text, is refused and nothing lands.
+    with palace.open_vault("default", HashEmbedder()) as store:
+        height = store.stats().chain_records
+        refusals = {
+            "text": ({"model": "ollama:m", "text": "x"}, "binds no detail 'text'"),
+            "query": ({"query": "who"}, "binds no detail 'query'"),
+            "key": ({"model": "m", "api_key": "sk-1"}, "binds no detail 'api_key'"),
+            "long": ({"model": "m" * 257}, "not a short one-line name"),
+            "lines": ({"wing": "notes\nZanzibar"}, "not a short one-line name"),
+        }
+        for details, match in refusals.values():
+            with pytest.raises(InvalidAuditRecord, match=match) as refused:
+                record_egress(
+                    store, "refine", surface="cli", recipient=None, counts={}, manifest_digest="", details=details
+                )
+            assert "Zanzibar" not in str(refused.value) and "sk-1" not in str(refused.value)
+        with pytest.raises(InvalidAuditRecord, match="its details are none"):
+            record_egress(
+                store, "export", surface="cli", recipient=None, counts={}, manifest_digest="", details={"m": "x"}
+            )
+        assert store.stats().chain_records == height  # every refusal appended nothing
+        assert record_egress(
+            store, "refine", surface="cli", recipient="https://llm.internal:443", counts={"drawers_sent": 1},
+            manifest_digest="", details={"model": "ollama:m", "wing": "notes", "room": None, "limit": 5,
+                                         "dry_run": False},
+        )  # fmt: skip
+    assert set(EGRESS_DETAIL_KEYS) == {"export", "index-push", "refine", "embed/repair", "advise/dedup"}

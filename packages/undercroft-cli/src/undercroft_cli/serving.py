@@ -48,11 +48,16 @@ def serve_mcp_command(vault: str, read_only: bool) -> int:
     from undercroft_cli.mcp import McpDispatcher, ToolSession, serve_stdio
 
     embedder = pick_embedder()
-    with open_store(vault, read_only=read_only) as store:
-        for line in store.unhealed:
-            if line not in store.healed:  # open_store reported the heals as "healed: …"
-                click.echo(f"unhealed: {line}", err=True)
-        serve_stdio(McpDispatcher(ToolSession(store, embedder, read_only=read_only)))
+    tracer = _tracer()  # UNDERCROFT_OTLP_ENDPOINT: policed before the vault opens; stdout stays protocol-only
+    try:
+        with open_store(vault, read_only=read_only) as store:
+            for line in store.unhealed:
+                if line not in store.healed:  # open_store reported the heals as "healed: …"
+                    click.echo(f"unhealed: {line}", err=True)
+            serve_stdio(McpDispatcher(ToolSession(store, embedder, read_only=read_only)))
+    finally:
+        if tracer is not None:
+            tracer.shutdown()  # the client closed stdin: flush the last calls' spans before the process ends
     return 0
 
 
@@ -170,7 +175,7 @@ def _telemetry(*, metrics: bool, per_vault_gauges: bool) -> tuple[object | None,
 
     from undercroft_cli.http.live import Live
 
-    live = Live(Broker(), settings.sample_interval_ms())
+    live = Live(Broker(), settings.sample_interval_ms(), settings.stream_heartbeat_ms())
     # Under per-vault isolation the scrape must not enumerate tenants: the vault gauges are suppressed.
     sink = PrometheusSink(per_vault_gauges=per_vault_gauges) if metrics else None
     undercroft_obs.install_sink(undercroft_obs.FanoutSink(*(s for s in (sink, live.broker) if s is not None)))

@@ -6,11 +6,9 @@ import asyncio
 import threading
 from pathlib import Path
 
-import pytest
 import undercroft_obs as obs
 from starlette.testclient import TestClient
 from undercroft_cli.http import Gate, Service, Tenancy, build_app
-from undercroft_cli.http import live as live_module
 from undercroft_cli.http.live import Live, encode
 from undercroft_core.hash_embedder import HashEmbedder
 from undercroft_obs import names
@@ -22,9 +20,8 @@ def test_a_frame_is_one_event_line_and_one_compact_data_line() -> None:
     assert encode(Frame("kg-triple", {"vault": "acme"})) == b'event: kg-triple\ndata: {"vault":"acme"}\n\n'
 
 
-def test_the_stream_delivers_its_vault_pings_when_idle_and_ends_on_close(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(live_module, "HEARTBEAT_SECONDS", 0.05)
-    live = Live(Broker(), 2000)
+def test_the_stream_delivers_its_vault_pings_when_idle_and_ends_on_close() -> None:
+    live = Live(Broker(), 2000, heartbeat_ms=50)
 
     async def scenario() -> list[bytes]:
         live.bind_loop()
@@ -41,7 +38,7 @@ def test_the_stream_delivers_its_vault_pings_when_idle_and_ends_on_close(monkeyp
         producer.start()
         producer.join()
         got.append(await anext(frames))
-        got.append(await anext(frames))  # nothing more for acme: the heartbeat
+        got.append(await asyncio.wait_for(anext(frames), 5))  # nothing more for acme: the 50 ms heartbeat
         live.close()
         got += [chunk async for chunk in frames]
         return got

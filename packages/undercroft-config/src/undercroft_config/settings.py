@@ -68,6 +68,7 @@ __all__ = [
     "semantic_floor",
     "semantic_gate",
     "service_name",
+    "stream_heartbeat_ms",
     "train_source_cap",
     "trust_floor",
     "wing_pq_min",
@@ -228,6 +229,11 @@ def metrics(env: Env = None) -> bool:
 def sample_interval_ms(env: Env = None) -> int:
     """UNDERCROFT_SAMPLE_INTERVAL_MS: the live-stream sampler tick in milliseconds (default 2000)."""
     return _typed("UNDERCROFT_SAMPLE_INTERVAL_MS", env, int)
+
+
+def stream_heartbeat_ms(env: Env = None) -> int:
+    """UNDERCROFT_STREAM_HEARTBEAT_MS: the live stream's idle ``: ping`` interval in milliseconds (default 15000)."""
+    return _typed("UNDERCROFT_STREAM_HEARTBEAT_MS", env, int)
 
 
 def otlp_endpoint(env: Env = None) -> str | None:

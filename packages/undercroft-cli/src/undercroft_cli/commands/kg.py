@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import click
-from undercroft_store import DEFAULT_VAULT
+from undercroft_store import DEFAULT_VAULT, VaultStore
 from undercroft_store.memory.kg.authority import canonical, declare_authority
 from undercroft_store.memory.kg.facts import AUTHORITY_CLASSES, GROUNDINGS, REVIEW_STATES, Fact
 from undercroft_store.memory.kg.graph import KnowledgeGraph
-from undercroft_store.memory.kg.receipts import IntegrityVerdict, fact_receipts
+from undercroft_store.memory.kg.receipts import IntegrityVerdict, fact_receipts, support_of
 
 from undercroft_cli._internal.composition import open_reader, open_store
 from undercroft_cli._internal.i18n import message
@@ -26,9 +26,12 @@ def _line(fact: Fact) -> str:
     return f"{fact.id}  {fact.subject} —{fact.predicate}→ {fact.object}  {window}  {fact.grounding}"
 
 
-def _show(facts: list[Fact], as_json: bool) -> None:
+def _show(facts: list[Fact], as_json: bool, store: VaultStore) -> None:
     if as_json:
-        click.echo(json.dumps({"facts": [f.to_dict() for f in facts]}, ensure_ascii=False))
+        # Each cited fact's support: its receipt verdict and the UTF-8 byte ranges of its words in the drawer.
+        support = support_of(store, facts)
+        records = [{**f.to_dict(), **({"support": support[f.id].to_dict()} if f.id in support else {})} for f in facts]
+        click.echo(json.dumps({"facts": records}, ensure_ascii=False))
         return
     for fact in facts:
         click.echo(_line(fact))
@@ -100,7 +103,7 @@ def kg_query(entity: str, vault: str, direction: str, as_of: str | None, groundi
     """Facts about ENTITY (what was true AS-OF a date, when given)."""
     with open_reader(vault) as store:
         facts = KnowledgeGraph(store).query(entity, direction=direction, as_of=as_of, grounding=grounding)  # type: ignore[arg-type]
-    _show(facts, as_json)
+        _show(facts, as_json, store)
     return 0
 
 
@@ -114,7 +117,7 @@ def kg_rel(predicate: str, vault: str, as_of: str | None, grounding: str | None,
     """Facts with PREDICATE."""
     with open_reader(vault) as store:
         facts = KnowledgeGraph(store).rel(predicate, as_of=as_of, grounding=grounding)
-    _show(facts, as_json)
+        _show(facts, as_json, store)
     return 0
 
 
@@ -156,7 +159,7 @@ def kg_timeline(entity: str | None, vault: str, as_json: bool) -> int:
     """Every fact (about ENTITY), closed ones included, in validity order."""
     with open_reader(vault) as store:
         facts = KnowledgeGraph(store).timeline(entity)
-    _show(facts, as_json)
+        _show(facts, as_json, store)
     return 0
 
 
@@ -248,8 +251,8 @@ def kg_canonical(key: str, vault: str, as_json: bool) -> int:
     """The one active approved fact for KEY, or nothing (exit 1)."""
     with open_reader(vault) as store:
         fact = canonical(store, key)
-    if fact is None:
-        click.echo("no canonical fact", err=True)
-        return 1
-    _show([fact], as_json)
+        if fact is None:
+            click.echo("no canonical fact", err=True)
+            return 1
+        _show([fact], as_json, store)
     return 0

@@ -39,7 +39,7 @@ from undercroft_cli.http.routes import READ_POSTS, UNGATED, path_pattern
 from undercroft_cli.http.tenancy import Tenancy
 from undercroft_cli.http.v1 import v1_routes
 from undercroft_cli.mcp import McpDispatcher
-from undercroft_cli.mcp.server import ToolReply, build_server
+from undercroft_cli.mcp.server import ToolReply, build_server, traced_call
 from undercroft_cli.mcp.tools import ToolSession
 from undercroft_cli.mcp.tools.base import ADDED_BY
 
@@ -108,22 +108,16 @@ def _mcp_server(service: Service) -> Any:
     tools = listing.tools
 
     def work(name: str, arguments: Mapping[str, Any] | None) -> ToolReply:
-        # The call's root span: the tool name (a closed inventory), never its arguments.
-        tool = name if name in tools else "unknown"
-        with (
-            obs.span(names.SPAN_MCP_CALL, tool=tool, vault=service.vault) as span,
-            service.tenancy.session(service.vault) as session,
-        ):
+        with service.tenancy.session(service.vault) as session:
             stamp, session.surface = session.surface, ADDED_BY  # MCP writes are stamped mcp on every transport
             try:
-                reply = McpDispatcher(session, tools).call(name, arguments)
-                span.set("outcome", "error" if reply.is_error else "ok")
-                return reply
+                return McpDispatcher(session, tools).call(name, arguments)
             finally:
                 session.surface = stamp
 
     async def call(name: str, arguments: Mapping[str, Any] | None) -> ToolReply:
-        return await service.tenancy.run(lambda: work(name, arguments))
+        # The call's root span (the tool name from a closed inventory, never its arguments) spans the session.
+        return await service.tenancy.run(lambda: traced_call(tools, name, service.vault, lambda: work(name, arguments)))
 
     return build_server(listing, call=call)
 

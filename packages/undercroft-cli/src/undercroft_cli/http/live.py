@@ -5,8 +5,9 @@ chain, the tamper check) emit validated events into it; the sampler emits a ``sa
 process has open every ``UNDERCROFT_SAMPLE_INTERVAL_MS`` (the broker keeps those in the vault's ring, which
 ``GET …/stats/history`` reads). ``GET …/stream`` reads only from the broker — never from a store — so a
 stream can carry nothing the producers did not reduce to metadata. Sample frames reach a subscriber only for
-the vault it subscribed to; a comment heartbeat (``: ping``) every 15 s keeps an idle connection detectably
-alive. Without the telemetry extra there is no broker: both routes answer 501 naming the extra.
+the vault it subscribed to; a comment heartbeat (``: ping``) every 15 s (``UNDERCROFT_STREAM_HEARTBEAT_MS``)
+keeps an idle connection detectably alive. Without the telemetry extra there is no broker: both routes answer
+501 naming the extra.
 """
 
 from __future__ import annotations
@@ -32,15 +33,15 @@ from undercroft_cli.http.errors import error_response, unauthorized
 from undercroft_cli.http.tenancy import Tenancy
 from undercroft_cli.mcp.tools import ToolSession
 
-__all__ = ["HEARTBEAT_SECONDS", "MISSING_EXTRA", "STREAM_PATH", "Live", "sample_of"]
+__all__ = ["HEARTBEAT_MS", "MISSING_EXTRA", "STREAM_PATH", "Live", "sample_of"]
 
 log = logging.getLogger("undercroft.http")
 
 STREAM_PATH = "/v1/vaults/{id}/stream"
 """The live stream's route (beside the /v1 table: the documents list it under observability)."""
 
-HEARTBEAT_SECONDS = 15.0
-"""The ``: ping`` comment interval of an idle stream."""
+HEARTBEAT_MS = 15_000
+"""The default ``: ping`` comment interval of an idle stream (``UNDERCROFT_STREAM_HEARTBEAT_MS`` changes it)."""
 
 MISSING_EXTRA = "the telemetry extra: pip install 'undercroft-cli[telemetry]'"
 """What the stream and the history answer 501 naming, in a build without the extra."""
@@ -81,6 +82,7 @@ class Live:
 
     broker: Broker
     interval_ms: int
+    heartbeat_ms: int = HEARTBEAT_MS
     _closing: asyncio.Event | None = field(default=None, repr=False)
     _loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
 
@@ -154,7 +156,7 @@ class Live:
                 getter = asyncio.ensure_future(queue.get())
                 stopper = asyncio.ensure_future(closing.wait())
                 done, _ = await asyncio.wait(
-                    {getter, stopper}, timeout=HEARTBEAT_SECONDS, return_when="FIRST_COMPLETED"
+                    {getter, stopper}, timeout=self.heartbeat_ms / 1000, return_when="FIRST_COMPLETED"
                 )
                 stopper.cancel()
                 if getter not in done:

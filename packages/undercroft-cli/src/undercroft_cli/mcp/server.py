@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import anyio
+import undercroft_obs as obs
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.types import (
@@ -33,6 +34,7 @@ from mcp.types import (
 )
 from undercroft_config import Error as DeclarationError
 from undercroft_core.errors import IntegrityError, UndercroftError
+from undercroft_obs import names
 
 from undercroft_cli import __version__
 from undercroft_cli._internal.exit_codes import database_verdict
@@ -51,6 +53,7 @@ __all__ = [
     "serve_stdio",
     "structured_reply",
     "tool_annotations",
+    "traced_call",
     "unexpected_reply",
 ]
 
@@ -173,6 +176,19 @@ def unexpected_reply(failure: Exception) -> ToolReply:
     return ToolReply(f"error: {kind}: {_UNEXPECTED}", is_error=True)
 
 
+def traced_call(tools: Mapping[str, ToolSpec], name: str, vault: str, run: Callable[[], ToolReply]) -> ToolReply:
+    """Run one tool call under its root ``mcp.call`` span (a no-op unless a tracer is installed).
+
+    The span carries the tool's name from the closed inventory (``unknown`` otherwise), the vault and the
+    outcome — never the arguments; the store's ``search``/``save``/``dedup``/``kg.write`` spans nest under it.
+    Every transport uses it: stdio here, Streamable HTTP in ``undercroft_cli.http.app``.
+    """
+    with obs.span(names.SPAN_MCP_CALL, tool=name if name in tools else "unknown", vault=vault) as span:
+        reply = run()
+        span.set("outcome", "error" if reply.is_error else "ok")
+        return reply
+
+
 def build_server(
     dispatcher: McpDispatcher, *, call: Callable[[str, Mapping[str, Any] | None], Awaitable[ToolReply]] | None = None
 ) -> Server[Any]:
@@ -207,8 +223,16 @@ def build_server(
 
 
 def serve_stdio(dispatcher: McpDispatcher) -> None:
-    """Serve MCP over this process's stdin/stdout until the client closes the stream."""
-    server = build_server(dispatcher)
+    """Serve MCP over this process's stdin/stdout until the client closes the stream.
+
+    Each call runs synchronously on the loop (one client, one single-threaded store handle) under its span.
+    """
+    vault = dispatcher.session.store.name
+
+    async def call(name: str, arguments: Mapping[str, Any] | None) -> ToolReply:
+        return traced_call(dispatcher.tools, name, vault, lambda: dispatcher.call(name, arguments))
+
+    server = build_server(dispatcher, call=call)
 
     async def run() -> None:
         # The SDK's reader drops a line it cannot parse without a reply; ours answers it (-32700 / -32600).

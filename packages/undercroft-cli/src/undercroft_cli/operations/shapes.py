@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the caller already holds these objects; this module never loads the store itself
     from undercroft_core.drawer import Drawer
     from undercroft_store.memory.kg.facts import Fact
+    from undercroft_store.memory.kg.receipts import Support
 
 __all__ = [
     "DRAWER_SCHEMA",
@@ -131,10 +132,22 @@ FACT_SCHEMA: Mapping[str, Any] = {
         "canonical_key": _STRING,
         "supersedes": _STRING,
         "superseded_by": _STRING,
+        "support": {
+            "type": "object",
+            "description": "a cited fact's support: the drawer, its receipt verdict and the UTF-8 byte ranges of "
+            "the cited words in that drawer's verbatim content (spans empty unless the receipt verifies)",
+            "properties": {
+                "drawer": _STRING,
+                "receipt": {"type": "string", "enum": ["verified", "source_changed", "dangling", "tampered"]},
+                "spans": {"type": "array", "items": {"type": "array", "items": _INTEGER}},
+            },
+            "required": ["drawer", "receipt", "spans"],
+        },
     },
     "required": ["id", "subject", "predicate", "object", "active"],
 }
-"""A temporal fact; a field the fact does not have is absent, never ``null``."""
+"""A temporal fact; a field the fact does not have is absent, never ``null``. ``source_span`` is in characters
+(the KG's contract); ``support.spans`` gives the same words as byte offsets, on the surfaces that read facts."""
 
 
 def drawer_record(drawer: Drawer, *, full: bool = True, preview_chars: int | None = None) -> dict[str, Any]:
@@ -200,6 +213,10 @@ def verify_record(report: Any) -> dict[str, Any]:
     return {"ok": bool(getattr(report, "ok")), **asdict(report)}  # noqa: B009 -- asdict narrowed the type
 
 
-def fact_record(fact: Fact) -> dict[str, Any]:
-    """A fact as a ``FACT_SCHEMA`` record: ``Fact.to_dict()`` without the fields that are ``None``."""
-    return {key: value for key, value in fact.to_dict().items() if value is not None}
+def fact_record(fact: Fact, support: Support | None = None) -> dict[str, Any]:
+    """A fact as a ``FACT_SCHEMA`` record: ``Fact.to_dict()`` without the fields that are ``None``, plus its
+    ``support`` when given (`undercroft_store.memory.kg.receipts.support_of`)."""
+    record = {key: value for key, value in fact.to_dict().items() if value is not None}
+    if support is not None:
+        record["support"] = support.to_dict()
+    return record

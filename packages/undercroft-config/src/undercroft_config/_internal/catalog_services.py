@@ -218,6 +218,18 @@ SERVER: tuple[Declaration, ...] = (
         p.integer(100, 3_600_000),
         constant(2000),
     ),
+    declare(
+        "UNDERCROFT_STREAM_HEARTBEAT_MS",
+        "server",
+        "int",
+        "15000",
+        "an integer in 50..=600000",
+        D.WARN,
+        "Live-stream `: ping` heartbeat interval of an idle stream (a test and operator knob: a proxy with a "
+        "shorter idle timeout than 15 s needs it lower).",
+        p.integer(50, 600_000),
+        constant(15000),
+    ),
 )
 
 LLM: tuple[Declaration, ...] = (

@@ -45,7 +45,7 @@ from undercroft_store.kernel._internal.context import VaultContext, format_insta
 from undercroft_store.kernel._internal.governance import context_of, per_handle, set_per_handle
 from undercroft_store.kernel._internal.governance_tables import QUEUE_TABLE
 from undercroft_store.kernel._internal.meta_at_rest import open_meta, stored_label
-from undercroft_store.kernel.seams import Rekeying
+from undercroft_store.kernel.seams import Diverted, Rekeying
 from undercroft_store.kernel.writes import DrawerWrite
 
 __all__ = [
@@ -223,11 +223,12 @@ def _signals_blob(entry: QueueEntry) -> bytes:
 
 def divert(
     context: VaultContext, batch: list[object], *, gate: AdmissionGate | None = None
-) -> tuple[list[object], Callable[[str], list[AuditRow]] | None, dict[str, str]]:
+) -> tuple[list[object], Callable[[str], list[AuditRow]] | None, dict[str, Diverted]]:
     """Screen `batch` (DrawerWrite items): flagged drawers move to their slot in the quarantine wing.
 
     Returns the batch to write, the hook the write transaction runs (queue rows + records), and
-    slot → intended id. With the screen off: the batch itself, no hook, no mapping (byte-identical).
+    slot → `Diverted` (the intended id and the signal codes: the live stream's ``drawer-quarantined`` frame).
+    With the screen off: the batch itself, no hook, no mapping (byte-identical).
     """
     gate = gate or gate_for(context)
     if not gate.policy.screening:
@@ -296,7 +297,12 @@ def divert(
             blind.wipe()
         return records
 
-    return out, within, {d.slot: d.intended_id for d in diversions}
+    return out, within, {d.slot: Diverted(d.intended_id, _codes(d)) for d in diversions}
+
+
+def _codes(diversion: Diversion) -> tuple[str, ...]:
+    """The diversion's signal codes, sorted and unique (the findings' offsets stay in the queue row)."""
+    return tuple(sorted(set(json.loads(diversion.signals)["signals"])))
 
 
 def record_commits(context: VaultContext, writers: Sequence[str]) -> None:

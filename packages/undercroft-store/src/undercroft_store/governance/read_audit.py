@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Final
 
 from undercroft_config import settings
 from undercroft_core.errors import InvalidInput
@@ -44,6 +46,7 @@ from undercroft_store.stats import CeilingReport
 from undercroft_store.store import VaultStore
 
 __all__ = [
+    "EGRESS_DETAIL_KEYS",
     "EGRESS_PREFIX",
     "READERS",
     "READ_OPS",
@@ -62,7 +65,22 @@ __all__ = [
 ]
 
 EGRESS_PREFIX = "egress/"
-_EGRESS_KINDS = frozenset({"export", "index-push", "refine", "embed/repair", "advise/dedup"})
+
+#: The detail keys each egress kind may bind: declarations and the operator's scope (a model's name, the wing
+#: and room asked for, flags, a backend's name), never anything that left — no text, no query, no key, no URL
+#: (the recipient is the endpoint's origin). `record_egress` refuses a key outside its kind's set.
+EGRESS_DETAIL_KEYS: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
+    {
+        "export": frozenset(),
+        "index-push": frozenset({"backend", "collection", "space", "content", "plaintext_permitted", "complete"}),
+        "refine": frozenset({"model", "wing", "room", "limit", "dry_run"}),
+        "embed/repair": frozenset({"model"}),
+        "advise/dedup": frozenset({"model", "applied"}),
+    }
+)
+_EGRESS_KINDS = frozenset(EGRESS_DETAIL_KEYS)
+#: Longest detail text: a name (a model, a wing, a collection), never a passage.
+_MAX_DETAIL_CHARS: Final = 256
 
 
 class InvalidAuditRecord(Error, InvalidInput):
@@ -162,6 +180,7 @@ def record_egress(
         raise InvalidAuditRecord(f"egress kind {kind!r} is not one of {', '.join(sorted(_EGRESS_KINDS))}")
     if any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in counts.values()):
         raise InvalidAuditRecord("egress counts must be non-negative integers")
+    _check_details(kind, details or {})
     if context.read_only:
         raise ReadOnlyStore(f"vault {context.vault_id!r} is open read-only: this egress goes unaudited")
     body = egress_document(
@@ -173,6 +192,24 @@ def record_egress(
         AuditRow(label, compute_tag(context.keys, label, body, b""), context.now()),
         anchored=True,
     )
+
+
+def _check_details(kind: str, details: Mapping[str, EgressDetail]) -> None:
+    """Refuse a detail key outside the kind's `EGRESS_DETAIL_KEYS`, and text that is long or not one line.
+
+    The refusal names the key, never the value (it might be the very text that must not be recorded).
+    """
+    allowed = EGRESS_DETAIL_KEYS[kind]
+    for key, detail in details.items():
+        if key not in allowed:
+            raise InvalidAuditRecord(
+                f"egress/{kind} binds no detail {key!r}: its details are {', '.join(sorted(allowed)) or 'none'}"
+            )
+        if isinstance(detail, str) and (len(detail) > _MAX_DETAIL_CHARS or not detail.isprintable()):
+            raise InvalidAuditRecord(
+                f"egress/{kind} detail {key!r} is not a short one-line name (at most {_MAX_DETAIL_CHARS} printable "
+                "characters): details carry declarations and scope, never text"
+            )
 
 
 def anchor(target: VaultStore | VaultContext) -> int:

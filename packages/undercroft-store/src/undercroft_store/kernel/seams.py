@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the write items and the report are kernel types too; only a
     from undercroft_store.kernel.verdict import VerifyReport
 
 __all__ = [
+    "Diverted",
     "Rekeying",
     "RepairStep",
     "Resealer",
@@ -57,13 +58,22 @@ class SeamMissing(Error):
     """A feature the kernel must call was never wired: the operation refuses rather than skip it."""
 
 
+@dataclass(frozen=True, slots=True)
+class Diverted:
+    """One diverted write as the choke point reports it: the id it aimed at and the signal codes that
+    diverted it (the closed ``SIGNAL_VOCAB`` codes only: never the flagged text, never its offsets)."""
+
+    intended_id: str
+    signals: tuple[str, ...]
+
+
 class WriteScreen(Protocol):
     """The admission screen as the write choke point calls it (`governance.quarantine` provides it)."""
 
     def divert(
         self, context: VaultContext, batch: list[object]
-    ) -> tuple[list[object], Callable[[str], list[AuditRow]] | None, dict[str, str]]:
-        """The batch to write, the in-transaction hook (queue rows + records), and slot -> intended id."""
+    ) -> tuple[list[object], Callable[[str], list[AuditRow]] | None, dict[str, Diverted]]:
+        """The batch to write, the in-transaction hook (queue rows + records), and slot -> `Diverted`."""
         ...
 
     def record_commits(self, context: VaultContext, writers: Sequence[str]) -> None:

@@ -50,7 +50,7 @@ from undercroft_store.kernel._internal.write_decision import (
     stored_rows,
 )
 from undercroft_store.kernel.screening import Bypass, BypassReason, Screen, Screening
-from undercroft_store.kernel.seams import write_screen
+from undercroft_store.kernel.seams import Diverted, write_screen
 from undercroft_store.kernel.snapshot_table import drop_rows as drop_search_snapshot
 
 __all__ = [
@@ -186,7 +186,7 @@ TransactionHook = Callable[[str], list[AuditRow]]
 
 def _screen(
     context: VaultContext, items: list[DrawerWrite], screening: Screening
-) -> tuple[list[DrawerWrite], TransactionHook | None, dict[str, str]]:
+) -> tuple[list[DrawerWrite], TransactionHook | None, dict[str, Diverted]]:
     """The admission screen (`seams.write_screen`, governance's quarantine); a Bypass skips it by name.
 
     Screen off returns the batch as is; an unwired screen refuses the write (`SeamMissing`) before anything lands.
@@ -367,7 +367,7 @@ def _commit_batch(
     arriving: list[Incoming],
     decided: _Decided,
     hooks: Sequence[TransactionHook] = (),
-    slots: dict[str, str] | None = None,
+    slots: dict[str, Diverted] | None = None,
 ) -> list[WriteResult]:
     connection = context.connection
     slots = slots or {}
@@ -385,7 +385,8 @@ def _commit_batch(
         fresh = _refuse_append_collisions(context, arriving, current)
         for position, item in enumerate(arriving):
             row = current.get(item.drawer.id)
-            intended = slots.get(item.drawer.id)
+            diverted = slots.get(item.drawer.id)
+            intended = None if diverted is None else diverted.intended_id
             if row is not None and decided.still_unchanged(context, item, row):
                 converged: WriteOutcome = "quarantined" if intended is not None else "deduped"
                 outcomes.append((row.seq, converged, intended))
@@ -410,7 +411,7 @@ def _commit_batch(
             connection.execute("ROLLBACK")
         raise
     context.fresh_appends.difference_update(fresh)
-    _signal_writes(context, results, [item.drawer for item in arriving])
+    _signal_writes(context, results, [item.drawer for item in arriving], slots)
     return results
 
 
@@ -482,8 +483,13 @@ def _rows_to_write(
     return [decided.prepared[arriving[i].drawer.id] for i in writes]
 
 
-def _signal_writes(context: VaultContext, results: list[WriteResult], drawers: list[Drawer]) -> None:
-    """One event per drawer; the counter moves once per outcome by the batch's count (same totals)."""
+def _signal_writes(
+    context: VaultContext, results: list[WriteResult], drawers: list[Drawer], slots: dict[str, Diverted]
+) -> None:
+    """One event per drawer; the counter moves once per outcome by the batch's count (same totals).
+
+    A diverted write's event carries its signal codes (a closed vocabulary), never the flagged text or offsets.
+    """
     counts: dict[str, int] = {}
     for result, drawer in zip(results, drawers, strict=True):
         if result.outcome == "quarantined":
@@ -493,7 +499,7 @@ def _signal_writes(context: VaultContext, results: list[WriteResult], drawers: l
                 vault=context.vault_id,
                 intended_wing=drawer.intended_wing,
                 room=drawer.intended_room,
-                signals=(),
+                signals=diverted.signals if (diverted := slots.get(drawer.id)) is not None else (),
             )
         else:
             deduped = result.outcome == "deduped"

@@ -95,7 +95,7 @@ function beacon(data) {
 const handlers = {
   "sample": (d) => sample(d),
   "drawer-saved": (d) => { const w = wing(d.wing); if (!d.deduped) setDrawers(w, w.drawers + 1); pulse(d.wing); archivist(); return `${d.wing}/${d.room}`; },
-  "drawer-quarantined": (d) => { bump("c-quarantined"); return `intended ${d.intended_wing}`; },
+  "drawer-quarantined": (d) => { bump("c-quarantined"); return `intended ${d.intended_wing} (${(d.signals || []).join(", ")})`; },
   "drawer-deleted": () => { bump("c-drawers", -1); return ""; },
   "search": (d) => { bump("c-searches"); pulse(d.wing); return `${d.hits} hits`; },
   "kg-triple": () => { bump("c-kg"); return ""; },

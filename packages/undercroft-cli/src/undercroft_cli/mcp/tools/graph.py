@@ -13,9 +13,9 @@ from typing import Any, cast
 
 from undercroft_store.governance.read_audit import InternalRead, silent
 from undercroft_store.memory.kg.authority import canonical
-from undercroft_store.memory.kg.facts import Fact
+from undercroft_store.memory.kg.facts import GROUNDINGS, Fact
 from undercroft_store.memory.kg.graph import KnowledgeGraph
-from undercroft_store.memory.kg.receipts import ReceiptReport, fact_receipts
+from undercroft_store.memory.kg.receipts import ReceiptReport, fact_receipts, support_of
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.errors import InvalidArgument, ToolRefused
@@ -25,10 +25,15 @@ from undercroft_cli.operations import FACT_SCHEMA, fact_record
 __all__ = ["GRAPH_TOOLS"]
 
 _DIRECTIONS = ("outgoing", "incoming", "both")
+# Opt-in only: the default returns all three, since dropping background facts breaks the multi-hop answers.
+_GROUNDING = string("only facts so grounded (default: all three)", enum=GROUNDINGS)
 
 
-def _facts(facts: list[Fact]) -> str:
-    return json.dumps({"facts": [fact_record(fact) for fact in facts]}, indent=2, ensure_ascii=False)
+def _facts(session: ToolSession, facts: list[Fact]) -> str:
+    # Each cited fact's support: its receipt and the byte ranges of its words (offsets only, never the words).
+    support = support_of(session.store, facts)
+    records = [fact_record(fact, support.get(fact.id)) for fact in facts]
+    return json.dumps({"facts": records}, indent=2, ensure_ascii=False)
 
 
 def _open_facts(graph: KnowledgeGraph, args: Arguments, subject: str, predicate: str, obj: str | None) -> list[Fact]:
@@ -91,12 +96,19 @@ def _kg_supersede(session: ToolSession, args: Arguments) -> ToolOutput:
 def _kg_query(session: ToolSession, args: Arguments) -> str:
     direction = args.choice("direction") or "both"
     graph = KnowledgeGraph(session.store)
-    facts = graph.query(args.required_text("entity"), direction=cast(Any, direction), as_of=args.text("as_of"))
-    return _facts(facts)
+    facts = graph.query(
+        args.required_text("entity"),
+        direction=cast(Any, direction),
+        as_of=args.text("as_of"),
+        grounding=args.choice("grounding"),
+    )
+    return _facts(session, facts)
 
 
 def _kg_timeline(session: ToolSession, args: Arguments) -> str:
-    return _facts(KnowledgeGraph(session.store).timeline(args.text("entity")))
+    grounding = args.choice("grounding")
+    facts = KnowledgeGraph(session.store).timeline(args.text("entity"))
+    return _facts(session, [fact for fact in facts if grounding is None or fact.grounding == grounding])
 
 
 def _kg_stats(session: ToolSession, args: Arguments) -> str:
@@ -104,7 +116,9 @@ def _kg_stats(session: ToolSession, args: Arguments) -> str:
 
 
 def _kg_rel(session: ToolSession, args: Arguments) -> str:
-    return _facts(KnowledgeGraph(session.store).rel(args.required_text("predicate"), as_of=args.text("as_of")))
+    graph = KnowledgeGraph(session.store)
+    facts = graph.rel(args.required_text("predicate"), as_of=args.text("as_of"), grounding=args.choice("grounding"))
+    return _facts(session, facts)
 
 
 def _kg_receipts(session: ToolSession, args: Arguments) -> str:
@@ -182,6 +196,7 @@ GRAPH_TOOLS: tuple[ToolSpec, ...] = (
             "direction": string(
                 "facts where the entity is subject, object, or either", enum=_DIRECTIONS, default="both"
             ),
+            "grounding": _GROUNDING,
         },
         _kg_query,
         required=("entity",),
@@ -190,7 +205,7 @@ GRAPH_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "undercroft_kg_timeline",
         "Fact history (closed facts included), optionally for one entity.",
-        {"entity": string("entity")},
+        {"entity": string("entity"), "grounding": _GROUNDING},
         _kg_timeline,
         output={"facts": {"type": "array", "items": FACT_SCHEMA}},
     ),
@@ -206,7 +221,7 @@ GRAPH_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "undercroft_kg_rel",
         "Facts by predicate (the edge label), e.g. every reports_to.",
-        {"predicate": string("predicate to match"), "as_of": _AS_OF},
+        {"predicate": string("predicate to match"), "as_of": _AS_OF, "grounding": _GROUNDING},
         _kg_rel,
         required=("predicate",),
         output={"facts": {"type": "array", "items": FACT_SCHEMA}},

@@ -46,6 +46,7 @@ __all__ = [
     "report_tamper",
     "served_drawers",
     "served_row",
+    "verified_content",
     "verified_drawer",
 ]
 
@@ -100,16 +101,34 @@ def report_tamper(context: VaultContext, drawer_id: str, meta: bytes) -> None:
     )
 
 
-def verified_drawer(context: VaultContext, drawer_id: str, meta: bytes, content: bytes, tag: bytes) -> Drawer:
-    """Verify the row's tag, then open (sealed) and rebuild the drawer; `RecordTampered` on any failure."""
+def _check_tag(context: VaultContext, drawer_id: str, meta: bytes, content: bytes, tag: bytes) -> None:
     expected = compute_tag(context.keys, drawer_id, meta, content)
     if not constant_time_equal(expected, tag):
         report_tamper(context, drawer_id, meta)
         raise RecordTampered(f"record {drawer_id} in vault {context.vault_id!r} fails its HMAC tag: {_FIX}")
+
+
+def verified_drawer(context: VaultContext, drawer_id: str, meta: bytes, content: bytes, tag: bytes) -> Drawer:
+    """Verify the row's tag, then open (sealed) and rebuild the drawer; `RecordTampered` on any failure."""
+    _check_tag(context, drawer_id, meta, content, tag)
     try:
         plain = context.sealer.open(Domain.content(drawer_id), content) if context.sealed else content
         return Drawer.from_at_rest(drawer_id, plain.decode("utf-8"), open_meta(context, drawer_id, meta))
     except (IntegrityFailure, InvalidInput, UnicodeDecodeError) as error:
+        report_tamper(context, drawer_id, meta)
+        raise RecordTampered(
+            f"record {drawer_id} in vault {context.vault_id!r} verifies but does not open: {error}"
+        ) from None
+
+
+def verified_content(context: VaultContext, drawer_id: str, meta: bytes, content: bytes, tag: bytes) -> str:
+    """`verified_drawer`'s tag check and content open, without rebuilding the drawer from its metadata: for a
+    reader that needs only the verbatim words (a receipt, its byte span); `RecordTampered` on any failure."""
+    _check_tag(context, drawer_id, meta, content, tag)
+    try:
+        plain = context.sealer.open(Domain.content(drawer_id), content) if context.sealed else content
+        return plain.decode("utf-8")
+    except (IntegrityFailure, UnicodeDecodeError) as error:
         report_tamper(context, drawer_id, meta)
         raise RecordTampered(
             f"record {drawer_id} in vault {context.vault_id!r} verifies but does not open: {error}"
