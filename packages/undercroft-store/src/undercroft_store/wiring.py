@@ -4,12 +4,20 @@ The kernel's write choke point, verify and rotation must reach features that sta
 admission screen, each feature's verify leg, re-key hook and repair step). They call through `kernel.seams`; this
 module — imported by the package itself, above every layer — is the one place that fills those seams, so
 no kernel or integrity module imports a feature, and a new feature's hooks are added here, visibly.
+
+The admission screen (``governance.quarantine``: its detector, pattern tables and numpy similarity) and
+retention's resealer are wired through thin forwarders that import their module at the first call: every
+command imports this package, and a search, a listing or ``serve-mcp``'s start never screens a write, so
+they do not pay for the screen's import (issue 18 §4). A write still cannot skip it: the forwarder is what
+is installed, and it imports and runs the real screen before anything lands.
 """
 
 from __future__ import annotations
 
-from undercroft_store.governance import quarantine
-from undercroft_store.governance.retention import reseal_retention
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING
+
 from undercroft_store.integrity.verify import verify_vault
 from undercroft_store.kernel import seams, snapshot_table
 from undercroft_store.kernel.trust import reseal_trust_rows
@@ -17,18 +25,62 @@ from undercroft_store.memory.kg.rotation import RESEAL_HOOKS
 from undercroft_store.memory.kg.verify import check_surfaces
 from undercroft_store.search.tiers import integrity as tiers
 
+if TYPE_CHECKING:
+    from undercroft_vault import AuditRow
+
+    from undercroft_store.kernel._internal.context import VaultContext
+
 __all__: list[str] = []
 
-seams.install_write_screen(quarantine)
+
+def _quarantine() -> ModuleType:
+    from undercroft_store.governance import quarantine  # the first screened write or queue check pays for it
+
+    return quarantine
+
+
+class _Screen:
+    """The admission screen as installed: each call imports `governance.quarantine` (once) and runs it."""
+
+    def divert(
+        self, context: VaultContext, batch: list[object]
+    ) -> tuple[list[object], Callable[[str], list[AuditRow]] | None, dict[str, str]]:
+        """`governance.quarantine.divert`."""
+        diverted: tuple[list[object], Callable[[str], list[AuditRow]] | None, dict[str, str]]
+        diverted = _quarantine().divert(context, batch)
+        return diverted
+
+    def record_commits(self, context: VaultContext, writers: Sequence[str]) -> None:
+        """`governance.quarantine.record_commits`."""
+        _quarantine().record_commits(context, writers)
+
+
+def _check_queue_rows(context: VaultContext, rows: list[AuditRow]) -> list[str]:
+    found: list[str] = _quarantine().check_queue_rows(context, rows)
+    return found
+
+
+def _reseal_queue_rows(rekeying: seams.Rekeying) -> list[tuple[str, bytes]]:
+    resealed: list[tuple[str, bytes]] = _quarantine().reseal_queue_rows(rekeying)
+    return resealed
+
+
+def _reseal_retention(rekeying: seams.Rekeying) -> list[tuple[str, bytes]]:
+    from undercroft_store.governance.retention import reseal_retention  # only a rotation needs it
+
+    return reseal_retention(rekeying)
+
+
+seams.install_write_screen(_Screen())
 seams.install_verifier(verify_vault)
-seams.register_verify_leg(seams.VerifyLeg("queue_failures", quarantine.check_queue_rows))
+seams.register_verify_leg(seams.VerifyLeg("queue_failures", _check_queue_rows))
 seams.register_verify_leg(seams.VerifyLeg("surfaces", check_surfaces))
 seams.register_verify_leg(seams.VerifyLeg("index_tier", tiers.tier_leg))
 seams.register_repair_step("index_tier", tiers.rebuild_tier)
 for _table, _hook in {
     **RESEAL_HOOKS,
-    "retention_policy": reseal_retention,
-    "admission_queue": quarantine.reseal_queue_rows,
+    "retention_policy": _reseal_retention,
+    "admission_queue": _reseal_queue_rows,
     "wing_trust": reseal_trust_rows,
     **dict.fromkeys(tiers.TIER_TABLES, tiers.drop_on_rotation),  # derived: dropped, rebuilt under the new keys
     snapshot_table.SNAPSHOT_TABLE: snapshot_table.drop_on_rotation,  # derived: dropped, rebuilt at the next open
