@@ -5,8 +5,9 @@ admission screen, each feature's verify leg, re-key hook and repair step). They 
 module — imported by the package itself, above every layer — is the one place that fills those seams, so
 no kernel or integrity module imports a feature, and a new feature's hooks are added here, visibly.
 
-The admission screen (``governance.quarantine``: its detector, pattern tables and numpy similarity) and
-retention's resealer are wired through thin forwarders that import their module at the first call: every
+The admission screen (``governance.quarantine``: its detector, pattern tables and numpy similarity),
+retention's resealer and the candidate tier's verify leg, repair step and rotation hook (the search package) are
+wired through thin forwarders that import their module at the first call: every
 command imports this package, and a search, a listing or ``serve-mcp``'s start never screens a write, so
 they do not pay for the screen's import (issue 18 §4). A write still cannot skip it: the forwarder is what
 is installed, and it imports and runs the real screen before anything lands.
@@ -19,11 +20,10 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from undercroft_store.integrity.verify import verify_vault
-from undercroft_store.kernel import seams, snapshot_table
+from undercroft_store.kernel import seams, snapshot_table, tier_tables
 from undercroft_store.kernel.trust import reseal_trust_rows
 from undercroft_store.memory.kg.rotation import RESEAL_HOOKS
 from undercroft_store.memory.kg.verify import check_surfaces
-from undercroft_store.search.tiers import integrity as tiers
 
 if TYPE_CHECKING:
     from undercroft_vault import AuditRow
@@ -71,18 +71,39 @@ def _reseal_retention(rekeying: seams.Rekeying) -> list[tuple[str, bytes]]:
     return reseal_retention(rekeying)
 
 
+def _tiers() -> ModuleType:
+    from undercroft_store.search.tiers import integrity  # the search package: verify, repair and rotation only
+
+    return integrity
+
+
+def _tier_leg(context: VaultContext, rows: list[AuditRow]) -> list[str]:
+    found: list[str] = _tiers().tier_leg(context, rows)
+    return found
+
+
+def _rebuild_tier(context: VaultContext) -> str | None:
+    line: str | None = _tiers().rebuild_tier(context)
+    return line
+
+
+def _drop_tier_on_rotation(rekeying: seams.Rekeying) -> list[tuple[str, bytes]]:
+    dropped: list[tuple[str, bytes]] = _tiers().drop_on_rotation(rekeying)
+    return dropped
+
+
 seams.install_write_screen(_Screen())
 seams.install_verifier(verify_vault)
 seams.register_verify_leg(seams.VerifyLeg("queue_failures", _check_queue_rows))
 seams.register_verify_leg(seams.VerifyLeg("surfaces", check_surfaces))
-seams.register_verify_leg(seams.VerifyLeg("index_tier", tiers.tier_leg))
-seams.register_repair_step("index_tier", tiers.rebuild_tier)
+seams.register_verify_leg(seams.VerifyLeg("index_tier", _tier_leg))
+seams.register_repair_step("index_tier", _rebuild_tier)
 for _table, _hook in {
     **RESEAL_HOOKS,
     "retention_policy": _reseal_retention,
     "admission_queue": _reseal_queue_rows,
     "wing_trust": reseal_trust_rows,
-    **dict.fromkeys(tiers.TIER_TABLES, tiers.drop_on_rotation),  # derived: dropped, rebuilt under the new keys
+    **dict.fromkeys(tier_tables.TIER_TABLES, _drop_tier_on_rotation),  # derived: dropped, rebuilt under the new keys
     snapshot_table.SNAPSHOT_TABLE: snapshot_table.drop_on_rotation,  # derived: dropped, rebuilt at the next open
 }.items():
     seams.register_resealer(_table, _hook)
