@@ -6,7 +6,9 @@ official ``@anthropic-ai/claude-code`` CLI (pinned in ``claude_code/package-lock
 mcp list``, which spawns every configured server and runs its MCP ``initialize`` handshake, to report it. The
 ``--read-only`` variant is registered the same way, and a server that cannot start (``/bin/false``) is
 registered beside them as the control: ``claude mcp list`` must say it failed, so a "Connected" is a verdict
-and not a banner.
+and not a banner. The Claude Code plugin (``plugins/claude-code``) is checked by the same program: ``claude
+plugin validate`` passes it, and loaded with ``--plugin-dir`` its server (``undercroft`` from PATH, as the
+plugin's README asks) is reported connected and its Stop and PreCompact hooks listed.
 
 Claude Code's state goes to a temporary directory: ``HOME`` and ``CLAUDE_CONFIG_DIR`` point there, and no
 ``ANTHROPIC_*`` or ``CLAUDE_*`` variable of the caller's is passed on. No API key is given: registration and
@@ -31,6 +33,8 @@ from pathlib import Path
 
 import pytest
 
+ROOT = Path(__file__).resolve().parents[2]
+PLUGIN = ROOT / "plugins" / "claude-code"
 PACKAGE = Path(__file__).resolve().parent / "claude_code"
 CLAUDE = PACKAGE / "node_modules" / ".bin" / "claude"
 PROGRAM = Path(sys.executable).parent / "undercroft"
@@ -134,3 +138,28 @@ def test_the_printed_claude_mcp_add_line_gives_a_connected_server_in_real_claude
     assert "Connected" not in status["cannot-start"], listed.stdout
     assert "Connected" in status["undercroft"] and "Failed" not in status["undercroft"], listed.stdout
     assert "Connected" in status["undercroft-read-only"], listed.stdout
+
+
+def test_real_claude_code_validates_the_plugin_and_connects_its_server(tmp_path: Path) -> None:
+    claude = _require_claude_code()
+    offline = _offline_prefix()
+    home = tmp_path / "home"
+    project = tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    env = _fresh_env(home)
+    env["PATH"] = os.pathsep.join([str(PROGRAM.parent), env.get("PATH", "")])  # the plugin starts `undercroft`
+    assert _run([str(PROGRAM), "init"], env, project).returncode == 0
+
+    validated = _run([*offline, str(claude), "plugin", "validate", str(PLUGIN)], env, project)
+    assert validated.returncode == 0, (validated.stdout, validated.stderr)
+    assert "Validation passed" in validated.stdout, validated.stdout
+    provided = [line.strip() for line in validated.stdout.splitlines() if line.strip().startswith("❯ ")]
+    assert any(line.startswith("❯ mcpServers: undercroft stdio undercroft") for line in provided), provided
+    for event in ("Stop", "PreCompact"):
+        assert any(line.startswith(f"❯ hooks: {event} ") and "undercroft sweep" in line for line in provided), provided
+
+    listed = _run([*offline, str(claude), "--plugin-dir", str(PLUGIN), "mcp", "list"], env, project)
+    assert listed.returncode == 0, (listed.stdout, listed.stderr)
+    [server] = [line for line in listed.stdout.splitlines() if line.startswith("plugin:undercroft:undercroft:")]
+    assert "Connected" in server and "Failed" not in server, listed.stdout
