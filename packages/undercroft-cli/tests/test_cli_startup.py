@@ -127,3 +127,9 @@ def test_search_and_listings_do_not_load_the_admission_screen_until_a_write_is_s
     assert out.returncode == 0, out.stderr
     outcome, loaded = json.loads(out.stdout.splitlines()[-1])
     assert loaded == sorted(screen) and outcome == "quarantined"
+    # With the screen off (the default posture) the same write lands as written and the screen never loads.
+    off = {k: v for k, v in os.environ.items() if not k.startswith("UNDERCROFT_ADMISSION")}
+    written = written.replace(str(tmp_path / "palace"), str(tmp_path / "unscreened"))
+    out = subprocess.run([*writer[:2], f"import json, sys\n{written}"], env=off, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.splitlines()[-1]) == ["created", []]

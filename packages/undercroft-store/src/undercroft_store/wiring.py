@@ -10,7 +10,9 @@ retention's resealer and the candidate tier's verify leg, repair step and rotati
 wired through thin forwarders that import their module at the first call: every
 command imports this package, and a search, a listing or ``serve-mcp``'s start never screens a write, so
 they do not pay for the screen's import (issue 18 §4). A write still cannot skip it: the forwarder is what
-is installed, and it imports and runs the real screen before anything lands.
+is installed, and it imports and runs the real screen before anything lands — except where the screen is off
+for the handle (``UNDERCROFT_ADMISSION`` off, no rate, no gate installed), whose answer (the batch unchanged,
+nothing counted) is known without loading the detector's pattern tables.
 """
 
 from __future__ import annotations
@@ -19,8 +21,12 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from undercroft_config import settings
+from undercroft_config.values import Admission
+
 from undercroft_store.integrity.verify import verify_vault
 from undercroft_store.kernel import seams, snapshot_table, tier_tables
+from undercroft_store.kernel._internal.governance import has_per_handle
 from undercroft_store.kernel.trust import reseal_trust_rows
 from undercroft_store.memory.kg.rotation import RESEAL_HOOKS
 from undercroft_store.memory.kg.verify import check_surfaces
@@ -39,20 +45,33 @@ def _quarantine() -> ModuleType:
     return quarantine
 
 
+def _screen_is_off(context: VaultContext) -> bool:
+    """True when the screen cannot act on this handle: no gate built or installed on it, and the environment
+    declares ``UNDERCROFT_ADMISSION`` off with no ``UNDERCROFT_ADMISSION_RATE`` — the gate `quarantine` would
+    build then passes every batch through unread and counts nothing (`AdmissionPolicy.screening`, `record`)."""
+    if has_per_handle(context, "admission-gate"):
+        return False
+    return settings.admission() is Admission.OFF and settings.admission_rate() is None
+
+
 class _Screen:
-    """The admission screen as installed: each call imports `governance.quarantine` (once) and runs it."""
+    """The admission screen as installed: a call imports `governance.quarantine` (once) and runs it, unless the
+    screen is off for this handle (`_screen_is_off`), where the screen's answer is known without its import."""
 
     def divert(
         self, context: VaultContext, batch: list[object]
     ) -> tuple[list[object], Callable[[str], list[AuditRow]] | None, dict[str, str]]:
         """`governance.quarantine.divert`."""
+        if _screen_is_off(context):
+            return batch, None, {}  # quarantine.divert's own answer with the screen off: the batch, unchanged
         diverted: tuple[list[object], Callable[[str], list[AuditRow]] | None, dict[str, str]]
         diverted = _quarantine().divert(context, batch)
         return diverted
 
     def record_commits(self, context: VaultContext, writers: Sequence[str]) -> None:
         """`governance.quarantine.record_commits`."""
-        _quarantine().record_commits(context, writers)
+        if not _screen_is_off(context):
+            _quarantine().record_commits(context, writers)
 
 
 def _check_queue_rows(context: VaultContext, rows: list[AuditRow]) -> list[str]:
