@@ -10,7 +10,8 @@ third-party packages run both trees. Measured: ``--version``, ``--help``, ``stat
 command that opens the store: the cost a lazy start-up moves, not removes), and the readiness of
 ``serve-mcp`` (process start to its ``initialize`` answer), a cold ``search`` (a fresh process) on a vault of
 ``--drawers`` drawers (mined once per tree from generated notes, before any timing), and ``remember`` into a
-fresh palace. Every process runs with bytecode caches, as an installed program has them:
+fresh palace, plus two floors: the bare interpreter and ``import mcp`` (the SDK serve-mcp stands on). Every
+process runs with bytecode caches, as an installed program has them:
 ``PYTHONDONTWRITEBYTECODE`` is dropped and each case runs once, untimed, before the timed rounds. Then the top
 ``python -X importtime`` costs of ``import undercroft_cli.main`` and of the ``search`` and ``remember`` command
 modules in this checkout. ``--smoke`` runs each twice on 50 drawers and skips the baseline worktree.
@@ -104,6 +105,10 @@ def _cases(env: dict[str, str], corpus_env: dict[str, str], drawers: int) -> dic
         f"undercroft search (cold, {drawers:,} drawers)": lambda: _timed([str(PROGRAM), "search", QUERY], corpus_env),
         "undercroft remember": lambda: _timed([str(PROGRAM), "remember", "We chose GraphQL over REST"], env),
         "serve-mcp ready for initialize": lambda: _mcp_ready(env),
+        # Floors, not commands: the interpreter alone, and the official MCP SDK's own import, which serve-mcp
+        # cannot start without (`mcp.server.lowlevel` imports the whole `mcp` package: client, types, pydantic).
+        "floor: python -c pass": lambda: _timed([sys.executable, "-c", "pass"], env),
+        "floor: python -c 'import mcp'": lambda: _timed([sys.executable, "-c", "import mcp"], env),
     }
 
 
