@@ -46,6 +46,7 @@ def test_the_composition_root_fills_every_seam(monkeypatch: pytest.MonkeyPatch) 
     assert seams.repair_step("index_tier")("context") == "rebuilt" and calls == ["context"]
     monkeypatch.undo()
     assert tier_integrity.rebuild_tier is rebuild_tier
+    assert seams.repair_step("search_snapshot") is snapshot_table.repair_snapshot
 
 
 def test_an_unwired_repair_step_refuses_the_repair_before_anything_is_written(

@@ -117,6 +117,8 @@ seams.register_verify_leg(seams.VerifyLeg("queue_failures", _check_queue_rows))
 seams.register_verify_leg(seams.VerifyLeg("surfaces", check_surfaces))
 seams.register_verify_leg(seams.VerifyLeg("index_tier", _tier_leg))
 seams.register_repair_step("index_tier", _rebuild_tier)
+seams.register_verify_leg(seams.VerifyLeg("search_snapshot", snapshot_table.snapshot_leg))
+seams.register_repair_step("search_snapshot", snapshot_table.repair_snapshot)
 for _table, _hook in {
     **RESEAL_HOOKS,
     "retention_policy": _reseal_retention,

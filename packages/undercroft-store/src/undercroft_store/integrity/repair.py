@@ -79,6 +79,7 @@ class RepairReport:
     append_counter_restored: int = 0  # how far meta.append_counter was behind (0: it was not)
     indexes_rebuilt: list[str] = field(default_factory=list)  # what made REINDEX run (empty: it did not)
     index_tier: str | None = None  # the candidate tier's rebuild (None: no tier stored)
+    search_snapshot: str | None = None  # a search snapshot failing at rest, deleted (None: nothing to do)
     bytes_before: int = 0
     bytes_after: int = 0
     verify: VerifyReport | None = None
@@ -105,6 +106,7 @@ class RepairReport:
             "append_counter_restored": self.append_counter_restored,
             "indexes_rebuilt": list(self.indexes_rebuilt),
             "index_tier": self.index_tier,
+            "search_snapshot": self.search_snapshot,
             "bytes_before": self.bytes_before,
             "bytes_after": self.bytes_after,
             "verify_ok": self.ok,
@@ -130,6 +132,8 @@ class RepairReport:
         ]
         if self.index_tier is not None:
             lines.insert(-1, f"index tier:            {self.index_tier}")
+        if self.search_snapshot is not None:
+            lines.insert(-1, f"search snapshot:       {self.search_snapshot}")
         if self.verify is not None:
             lines.append(self.verify.render())
         return "\n".join(lines)
@@ -219,6 +223,7 @@ def repair_context(
     """Run every repair step on an open writable vault (``batch`` drawers re-embedded per transaction)."""
     tick = progress or (lambda _step, _done, _total: None)
     tier_step = seams.repair_step("index_tier")  # an unwired step refuses here, before anything is written
+    snapshot_step = seams.repair_step("search_snapshot")
     report = RepairReport(vault=context.vault_id, bytes_before=_db_bytes(context))
     embedder = context.embedder
     offered = embedder.identity.label
@@ -284,6 +289,7 @@ def repair_context(
     _restore_counter(context, highest, report)
     _rebuild_indexes(context, report)
     report.index_tier = _rebuild_tier(context, tier_step)
+    report.search_snapshot = snapshot_step(context)
     context.connection.execute("VACUUM")
     context.generation += 1
     context.scope_index_checked = False  # the indexes were rebuilt under this handle: check them afresh
