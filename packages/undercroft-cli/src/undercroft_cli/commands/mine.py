@@ -24,8 +24,6 @@ from undercroft_cli._internal.progress import progress
 from undercroft_cli.errors import Error
 
 if TYPE_CHECKING:  # the parsers load only when a command runs: start-up time is every call's cost
-    from undercroft_store import VaultStore
-
     from undercroft_cli._internal.filing import FilingReport
     from undercroft_cli.mining import MinePlan
 
@@ -67,18 +65,14 @@ def _directory(path: str) -> Path:
     return target
 
 
-def _execute(plan: MinePlan, vault: str, *, label: str, warm: bool = False) -> FilingReport:
+def _execute(plan: MinePlan, vault: str, *, label: str) -> FilingReport:
     from undercroft_cli._internal.filing import file_plans
 
-    with open_store(vault) as store:
-        with progress(len(plan.drawers), label) as bar:
-            filed = file_plans(store, plan.drawers, added_by=ADDED_BY, bar=bar)
-        if warm:
-            _warm_search(store)
-        return filed
+    with open_store(vault) as store, progress(len(plan.drawers), label) as bar:
+        return file_plans(store, plan.drawers, added_by=ADDED_BY, bar=bar)
 
 
-def _warm_search(store: VaultStore) -> None:
+def _warm_search(vault: str) -> None:
     """Seal the vault's search state after a mine, so the next ``undercroft search`` starts from it.
 
     A CLI search opens its vault read-only, and a read-only handle can restore the sealed search snapshot
@@ -91,7 +85,10 @@ def _warm_search(store: VaultStore) -> None:
         return
     from undercroft_store.search import Searcher
 
-    Searcher.from_settings(store, store.embedder).warm()
+    # Run after the report is printed: the fill verifies every drawer, and a tampered one elsewhere in the vault
+    # is then an integrity verdict (exit 2) after what was filed has been said, never instead of it.
+    with open_store(vault) as store:
+        Searcher.from_settings(store, store.embedder).warm()
 
 
 def _by_room(plan: MinePlan) -> dict[tuple[str, str], int]:
@@ -193,8 +190,10 @@ def mine_command(
     plan = plan_mine(
         _directory(directory), mode=mode, wing=wing, room=room, excludes=excludes, respect_gitignore=not no_gitignore
     )
-    filed = None if dry_run else _execute(plan, vault, label="mining", warm=True)
+    filed = None if dry_run else _execute(plan, vault, label="mining")
     _report("mine", plan, filed, as_json, show_skipped_dirs)
+    if filed is not None:
+        _warm_search(vault)
     return EXIT_OK
 
 
