@@ -2,7 +2,8 @@
 
     python benchmarks/bench_startup.py [--smoke] [--runs 10] [--baseline REV] [--drawers 2000]
 
-Each figure is the median wall time of ``--runs`` fresh processes (the console script this venv installs),
+Each figure is the median wall time (and, in a second table, CPU time: less sensitive to a loaded machine) of
+``--runs`` fresh processes (the console script this venv installs),
 this checkout and the baseline interleaved run by run so the machine's load falls on both alike. The
 baseline is the commit ``--baseline`` names (default: ``main``), checked out
 into a temporary git worktree and put first on ``PYTHONPATH``, so the same interpreter and the same installed
@@ -10,7 +11,8 @@ third-party packages run both trees. Measured: ``--version``, ``--help``, ``stat
 command that opens the store: the cost a lazy start-up moves, not removes), and the readiness of
 ``serve-mcp`` (process start to its ``initialize`` answer), a cold ``search`` (a fresh process) on a vault of
 ``--drawers`` drawers (mined once per tree from generated notes, before any timing), and ``remember`` into a
-fresh palace. Every process runs with bytecode caches, as an installed program has them:
+fresh palace, plus two floors: the bare interpreter and ``import mcp`` (the SDK serve-mcp stands on). Every
+process runs with bytecode caches, as an installed program has them:
 ``PYTHONDONTWRITEBYTECODE`` is dropped and each case runs once, untimed, before the timed rounds. Then the top
 ``python -X importtime`` costs of ``import undercroft_cli.main`` and of the ``search`` and ``remember`` command
 modules in this checkout. ``--smoke`` runs each twice on 50 drawers and skips the baseline worktree.
@@ -22,6 +24,7 @@ import argparse
 import json
 import os
 import pathlib
+import resource
 import shutil
 import statistics
 import subprocess
@@ -60,15 +63,22 @@ def _where(env: dict[str, str]) -> str:
     return subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True).stdout
 
 
-def _timed(argv: list[str], env: dict[str, str]) -> float:
-    start = time.perf_counter()
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one run of ``argv``."""
+    cpu, start = _children_cpu(), time.perf_counter()
     subprocess.run(argv, env=env, capture_output=True, check=True, timeout=120)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, _children_cpu() - cpu
 
 
-def _mcp_ready(env: dict[str, str]) -> float:
-    """Seconds from spawning ``serve-mcp`` to reading its answer to ``initialize``."""
-    start = time.perf_counter()
+def _mcp_ready(env: dict[str, str]) -> tuple[float, float]:
+    """Seconds from spawning ``serve-mcp`` to reading its answer to ``initialize``; and the server's CPU seconds
+    from start to exit (it exits when its stdin closes, right after that answer)."""
+    cpu, start = _children_cpu(), time.perf_counter()
     server = subprocess.Popen(
         [str(PROGRAM), "serve-mcp"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )
@@ -81,7 +91,7 @@ def _mcp_ready(env: dict[str, str]) -> float:
     server.wait(timeout=30)
     if b'"result"' not in answer:
         raise RuntimeError(f"serve-mcp did not answer initialize: {answer[:200]!r}")
-    return elapsed
+    return elapsed, _children_cpu() - cpu
 
 
 def _notes(root: pathlib.Path, count: int) -> pathlib.Path:
@@ -96,7 +106,11 @@ def _notes(root: pathlib.Path, count: int) -> pathlib.Path:
     return root
 
 
-def _cases(env: dict[str, str], corpus_env: dict[str, str], drawers: int) -> dict[str, Callable[[], float]]:
+#: One timed run: (wall seconds, CPU seconds).
+Measure = Callable[[], tuple[float, float]]
+
+
+def _cases(env: dict[str, str], corpus_env: dict[str, str], drawers: int) -> dict[str, Measure]:
     return {
         "undercroft --version": lambda: _timed([str(PROGRAM), "--version"], env),
         "undercroft --help": lambda: _timed([str(PROGRAM), "--help"], env),
@@ -104,6 +118,10 @@ def _cases(env: dict[str, str], corpus_env: dict[str, str], drawers: int) -> dic
         f"undercroft search (cold, {drawers:,} drawers)": lambda: _timed([str(PROGRAM), "search", QUERY], corpus_env),
         "undercroft remember": lambda: _timed([str(PROGRAM), "remember", "We chose GraphQL over REST"], env),
         "serve-mcp ready for initialize": lambda: _mcp_ready(env),
+        # Floors, not commands: the interpreter alone, and the official MCP SDK's own import, which serve-mcp
+        # cannot start without (`mcp.server.lowlevel` imports the whole `mcp` package: client, types, pydantic).
+        "floor: python -c pass": lambda: _timed([sys.executable, "-c", "pass"], env),
+        "floor: python -c 'import mcp'": lambda: _timed([sys.executable, "-c", "import mcp"], env),
     }
 
 
@@ -145,7 +163,7 @@ def main() -> int:
             trees[f"baseline ({args.baseline} = {resolved})"] = baseline
         notes = _notes(work / "notes", drawers)
         try:
-            cases: dict[str, dict[str, Callable[[], float]]] = {}
+            cases: dict[str, dict[str, Measure]] = {}
             for label, tree in trees.items():
                 home = work / f"home-{len(cases)}"
                 env = _env(home, tree)
@@ -158,7 +176,7 @@ def main() -> int:
                 cases[label] = _cases(env, corpus_env, drawers)
                 for measure in cases[label].values():  # untimed: writes the bytecode caches, warms the page cache
                     measure()
-            samples: dict[tuple[str, str], list[float]] = {}
+            samples: dict[tuple[str, str], list[tuple[float, float]]] = {}
             for _ in range(runs):  # interleaved: every case of every tree once per round
                 for label, measured in cases.items():
                     for case, measure in measured.items():
@@ -169,13 +187,15 @@ def main() -> int:
                                check=False)  # fmt: skip
                 shutil.rmtree(work / "baseline", ignore_errors=True)
     labels = list(trees)
-    print(f"\nmedian of {runs} runs, ms (load average {os.getloadavg()[0]:.1f} at the end)\n")
-    print("| command | " + " | ".join(labels) + (" | baseline ÷ this |" if len(labels) > 1 else " |"))
-    print("| --- " * (len(labels) + 1 + (len(labels) > 1)) + "|")
-    for case in cases[labels[0]]:
-        medians = [statistics.median(samples[(label, case)]) * 1000 for label in labels]
-        ratio = f" | {medians[1] / medians[0]:.2f}" if len(medians) > 1 else ""
-        print(f"| `{case}` | " + " | ".join(f"{m:.0f}" for m in medians) + ratio + " |")
+    print(f"\nmedian of {runs} runs, ms (load average {os.getloadavg()[0]:.1f} at the end)")
+    for title, index in (("wall", 0), ("CPU (user + system of the process; serve-mcp: start to exit)", 1)):
+        print(f"\n{title}\n")
+        print("| command | " + " | ".join(labels) + (" | baseline ÷ this |" if len(labels) > 1 else " |"))
+        print("| --- " * (len(labels) + 1 + (len(labels) > 1)) + "|")
+        for case in cases[labels[0]]:
+            medians = [statistics.median(run[index] for run in samples[(label, case)]) * 1000 for label in labels]
+            ratio = f" | {medians[1] / medians[0]:.2f}" if len(medians) > 1 else ""
+            print(f"| `{case}` | " + " | ".join(f"{m:.0f}" for m in medians) + ratio + " |")
     here = _env(pathlib.Path(tempfile.gettempdir()), None)
     for module in ("undercroft_cli.main", "undercroft_cli.commands.search", "undercroft_cli.commands.drawers"):
         print(f"\ntop `python -X importtime -c 'import {module}'` cumulative costs (this checkout):\n")

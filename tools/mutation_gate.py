@@ -51,6 +51,7 @@ _IGNORED = shutil.ignore_patterns(
     "*.egg-info",
     ".hypothesis",
     ".import_linter_cache",
+    "node_modules",
 )
 #: Per mutation, a ceiling on its tests' run (a mutation that hangs the suite is caught, but slowly).
 TIMEOUT_SECONDS = 300
@@ -155,6 +156,10 @@ def copy_tree(destination: pathlib.Path, source: pathlib.Path = ROOT) -> pathlib
     """A copy of the repository at ``destination/undercroft`` with ``destination/shared`` beside it when present."""
     tree = destination / "undercroft"
     shutil.copytree(source, tree, ignore=_IGNORED, symlinks=True)
+    # npm's installs (the e2e probes' pinned clients; Claude Code's alone is ~360 MB) are never mutated:
+    # the copy links to them instead of copying them for every run.
+    for installed in source.glob("tests/e2e/*/node_modules"):
+        (tree / installed.relative_to(source)).symlink_to(installed.resolve(), target_is_directory=True)
     shared = (source / ".." / "shared").resolve()
     if shared.is_dir():
         (destination / "shared").symlink_to(shared, target_is_directory=True)

@@ -68,6 +68,17 @@ def test_an_uninitialised_home_gets_a_note_saying_what_to_run(home: Path) -> Non
     assert result.exit_code == 0 and "run `undercroft init`" in result.stderr
 
 
+def test_a_vault_the_palace_does_not_hold_gets_a_note_saying_what_to_run(home: Path) -> None:
+    assert run_cli(cli, ["init"]) == 0
+    quiet = CliRunner().invoke(cli, ["mcp", "--client", "generic"])
+    assert quiet.exit_code == 0 and quiet.stderr == ""  # the default vault exists: nothing to say
+    result = CliRunner().invoke(cli, ["mcp", "--client", "generic", "--vault", "work"])
+    assert result.exit_code == 0 and "no vault named 'work'" in result.stderr
+    assert "run `undercroft vault create work`" in result.stderr
+    assert run_cli(cli, ["vault", "create", "work"]) == 0
+    assert CliRunner().invoke(cli, ["mcp", "--client", "generic", "--vault", "work"]).stderr == ""
+
+
 def test_the_program_is_found_beside_the_interpreter_or_the_error_says_how_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -250,3 +250,66 @@ def test_a_deeply_nested_transcript_is_skipped_and_the_rest_are_filed(
         assert "created 0" not in out, command  # the good transcript was filed
     code, _, err = _run(capsys, "transcript", "render", str(root / "deep.json"))
     assert code == 1 and "nested deeper than 100 levels" in err and "Traceback" not in err
+
+
+def test_mine_seals_the_search_snapshot_so_a_read_only_search_starts_from_it(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A CLI search opens read-only and cannot store the snapshot: the mine that filled the vault does."""
+    import sqlite3
+
+    from undercroft_store.search._internal.snapshot import MIN_DRAWERS
+
+    root = tmp_path / "many"
+    root.mkdir()
+    for number in range(MIN_DRAWERS + 10):
+        (root / f"note{number:05d}.md").write_text(f"Note {number} about graphql gateway latency {number % 7}.\n")
+    database = home / "vaults" / "default" / "vault.db"
+
+    def snapshot() -> list[tuple[object, ...]]:
+        with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as connection:
+            return list(connection.execute("SELECT * FROM search_snapshot"))
+
+    code, out, _ = _run(capsys, "mine", str(root), "--wing", "notes")
+    assert code == 0 and f"created {MIN_DRAWERS + 10}," in out
+    sealed = snapshot()
+    assert sealed, "the mine stored no search snapshot"
+    code, out, _ = _run(capsys, "search", "graphql gateway latency", "--json")
+    assert code == 0 and json.loads(out)["hits"] and snapshot() == sealed  # read-only: restored, not rewritten
+    # A write overtakes the snapshot; re-mining (nothing changed) seals the current state again.
+    assert _run(capsys, "remember", "One more note about the gateway.")[0] == 0
+    code, out, _ = _run(capsys, "mine", str(root), "--wing", "notes")
+    assert code == 0 and f"unchanged {MIN_DRAWERS + 10}," in out
+    resealed = snapshot()
+    assert resealed and resealed != sealed
+
+
+def test_a_tampered_drawer_found_while_sealing_the_snapshot_is_a_verdict_after_the_report(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The snapshot's fill verifies every drawer: a tampered one elsewhere is exit 2, once the report is out."""
+    import sqlite3
+
+    from undercroft_store.search._internal.snapshot import MIN_DRAWERS
+
+    many = tmp_path / "many"
+    many.mkdir()
+    for number in range(MIN_DRAWERS):
+        (many / f"note{number:05d}.md").write_text(f"Note {number} about the billing service.\n")
+    assert _run(capsys, "mine", str(many), "--wing", "notes")[0] == 0
+    assert _run(capsys, "remember", "A drawer in another wing.", "--wing", "other")[0] == 0
+    database = home / "vaults" / "default" / "vault.db"
+    with sqlite3.connect(database) as connection:
+        seq, content = connection.execute(
+            "SELECT seq, content FROM drawers WHERE seq = (SELECT max(seq) FROM drawers)"
+        ).fetchone()
+        flipped = bytearray(content)
+        flipped[len(flipped) // 2] ^= 1
+        connection.execute("UPDATE drawers SET content = ? WHERE seq = ?", (bytes(flipped), seq))
+    more = tmp_path / "more"
+    more.mkdir()
+    (more / "new.md").write_text("A new note filed after the tamper.\n")
+    code, out, err = _run(capsys, "mine", str(more), "--wing", "more")
+    assert code == 2, (out, err)
+    assert "created 1," in out  # what was filed is reported first
+    assert "integrity" in err.lower() or "tamper" in err.lower(), err

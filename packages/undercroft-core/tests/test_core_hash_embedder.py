@@ -200,3 +200,22 @@ def test_a_batch_with_no_word_at_all_embeds_to_zero_vectors_not_an_error() -> No
     mixed = embedder.embed_int8(["\u200b", "plain words here"])
     alone = embedder.embed_int8(["plain words here"])
     assert (mixed.codes[1] == alone.codes[0]).all() and mixed.scales[1] == alone.scales[0]
+
+
+def test_the_word_table_filled_on_demand_is_the_whole_bmp_table() -> None:
+    """The BMP word-character table fills per code point seen (start-up, issue 18 §4); filled piecewise, in
+    any order, it is exactly the table computed for every code point at once."""
+    import unicodedata
+
+    import numpy as np
+    from undercroft_core._internal import feature_hashing as fh
+
+    fh._bmp_tables.cache_clear()
+    everything = np.arange(fh._BMP, dtype=np.uint32)
+    expected = np.array([unicodedata.category(chr(cp))[0] in "LMN" for cp in range(fh._BMP)], dtype=np.bool_)
+    fh._bmp_table(np.array([ord("a"), ord("ж"), ord(" "), 0x4E2D], dtype=np.uint32))
+    for chunk in np.array_split(everything[::-1], 7):
+        fh._bmp_table(chunk)
+    assert np.array_equal(fh._bmp_table(everything), expected)
+    fh._bmp_tables.cache_clear()
+    assert np.array_equal(fh._word_mask(everything), expected)

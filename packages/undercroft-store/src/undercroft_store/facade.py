@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from undercroft_core.embedder import Embedder
 from undercroft_core.hash_embedder import HashEmbedder
@@ -21,8 +22,10 @@ from undercroft_core.hash_embedder import HashEmbedder
 from undercroft_store import palace as _palace
 from undercroft_store.errors import CallerRequired, VaultNotFound
 from undercroft_store.kernel.writes import WriteResult
-from undercroft_store.search import Searcher, SearchRequest, SearchResult
 from undercroft_store.store import VaultStore
+
+if TYPE_CHECKING:  # the search engine loads at the first `Memory.search`: `import undercroft_store` stays light
+    from undercroft_store.search import SearchResult
 
 __all__ = ["DEFAULT_ROOM", "DEFAULT_WING", "Memory", "Palace"]
 
@@ -50,6 +53,8 @@ class Memory:
         """Hybrid search (every hit HMAC-verified) under the ``UNDERCROFT_*`` search settings; ``.hits`` is the page.
 
         Bad arguments (an empty query, a limit outside 1–1000, an unsafe wing name) raise `InvalidSearch`."""
+        from undercroft_store.search import Searcher, SearchRequest
+
         request = SearchRequest(query, limit=limit, wing=wing, room=room, kind=kind)
         return Searcher.from_settings(self.vault, self.vault.embedder).search(request)
 

@@ -23,7 +23,7 @@ import importlib.util
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import click
 from undercroft_config import Build, Capability, CheckReport, check, settings, start
@@ -32,11 +32,12 @@ from undercroft_core.external_embedder import EXTERNAL_PREFIX, ExternalEmbedder
 from undercroft_core.hash_embedder import HashEmbedder
 from undercroft_core.model_roles import CrossEncoder
 from undercroft_store import Palace, VaultNotFound, VaultStore
-from undercroft_store.governance.admission import AdmissionPolicy, Advisor
-from undercroft_store.governance.quarantine import install_gate
 from undercroft_store.kernel.mirror import Mirror
 
 from undercroft_cli.errors import Error
+
+if TYPE_CHECKING:  # the admission screen (pattern tables, detector) loads only when an advisor is installed
+    from undercroft_store.governance.admission import Advisor
 
 __all__ = [
     "BUILD",
@@ -222,6 +223,9 @@ def attach_reranker(store: VaultStore, env: Mapping[str, str] | None = None) -> 
 def install_advisor(store: VaultStore, advisor: Advisor | None) -> None:
     """Put the tier-2 advisor in front of ``store``'s writes (nothing when none is declared)."""
     if advisor is not None:
+        from undercroft_store.governance.admission import AdmissionPolicy
+        from undercroft_store.governance.quarantine import install_gate
+
         install_gate(store, AdmissionPolicy.from_env(), advisor=advisor)
 
 

@@ -113,6 +113,10 @@ def mcp_command(client: str, vault: str, read_only: bool, name: str | None, as_j
         return EXIT_OK
     if not ((home / "master.key").exists() or (home / "kdf.salt").exists()):
         click.echo(f"note: no palace at {home} yet: run `undercroft init` before the host starts the server", err=True)
+    elif not (home / "vaults" / vault / "vault.db").exists():  # the palace's layout (undercroft_store.palace)
+        hint = "undercroft init" if vault == DEFAULT_VAULT else f"undercroft vault create {vault}"
+        click.echo(f"note: no vault named {vault!r} in {home} yet: run `{hint}` before the host starts the server",
+                   err=True)  # fmt: skip
     chosen = CLIENTS if client == "all" else (client,)
     click.echo("\n\n".join(render(launch, each) for each in chosen))
     return EXIT_OK

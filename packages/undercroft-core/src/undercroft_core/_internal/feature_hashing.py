@@ -51,12 +51,27 @@ def _is_word_character(character: str) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _bmp_table() -> NDArray[np.bool_]:
-    return np.array([_is_word_character(chr(cp)) for cp in range(_BMP)], dtype=np.bool_)
+def _bmp_tables() -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """The BMP's word-character table and which of its entries are filled: filled on demand (`_bmp_table`)."""
+    return np.zeros(_BMP, dtype=np.bool_), np.zeros(_BMP, dtype=np.bool_)
+
+
+def _bmp_table(points: NDArray[np.uint32]) -> NDArray[np.bool_]:
+    """The word-character table, filled for every BMP code point of ``points`` (and any filled before).
+
+    Filling all 65,536 entries up front cost every process ~30-60 ms before its first embedding (issue 18
+    §4: a CLI ``remember`` or ``search`` embeds one short text); a text holds a few dozen distinct points."""
+    table, filled = _bmp_tables()
+    seen = np.zeros(_BMP, dtype=np.bool_)
+    seen[points[points < _BMP]] = True
+    for cp in np.flatnonzero(seen & ~filled).tolist():
+        table[cp] = _is_word_character(chr(cp))
+    filled |= seen
+    return table
 
 
 def _word_mask(points: NDArray[np.uint32]) -> NDArray[np.bool_]:
-    table = _bmp_table()
+    table = _bmp_table(points)
     mask = table[np.minimum(points, _BMP - 1)]
     high = points >= _BMP
     if high.any():

@@ -10,7 +10,7 @@ from undercroft_store.errors import StoreClosed
 from undercroft_store.kernel._internal.context import VaultContext
 from undercroft_store.kernel._internal.transaction import audited, check_writable, open_blind
 
-__all__ = ["audited", "check_writable", "context_of", "open_blind", "per_handle", "set_per_handle"]
+__all__ = ["audited", "check_writable", "context_of", "has_per_handle", "open_blind", "per_handle", "set_per_handle"]
 
 T = TypeVar("T")
 # (kind, id(context)) -> (weak reference to the context, state). A context is an unhashable dataclass, so it
@@ -37,6 +37,12 @@ def per_handle(context: VaultContext, kind: str, factory: Callable[[], T]) -> T:
     made = factory()
     _remember(context, key, made)
     return made
+
+
+def has_per_handle(context: VaultContext, kind: str) -> bool:
+    """Whether this handle holds `kind` state already (built or installed), without building it."""
+    entry = _STATE.get((kind, id(context)))
+    return entry is not None and entry[0]() is context
 
 
 def set_per_handle(context: VaultContext, kind: str, value: object) -> None:
