@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from undercroft_store.governance import quarantine
 from undercroft_store.governance.retention import reseal_retention
+from undercroft_store.integrity.tokens import token_leg
 from undercroft_store.integrity.verify import verify_vault
-from undercroft_store.kernel import seams, snapshot_table
+from undercroft_store.kernel import seams, snapshot_table, token_table
 from undercroft_store.kernel.trust import reseal_trust_rows
 from undercroft_store.memory.kg.rotation import RESEAL_HOOKS
 from undercroft_store.memory.kg.verify import check_surfaces
@@ -24,6 +25,7 @@ seams.install_verifier(verify_vault)
 seams.register_verify_leg(seams.VerifyLeg("queue_failures", quarantine.check_queue_rows))
 seams.register_verify_leg(seams.VerifyLeg("surfaces", check_surfaces))
 seams.register_verify_leg(seams.VerifyLeg("index_tier", tiers.tier_leg))
+seams.register_verify_leg(seams.VerifyLeg("tokens", token_leg))
 seams.register_repair_step("index_tier", tiers.rebuild_tier)
 for _table, _hook in {
     **RESEAL_HOOKS,
@@ -32,5 +34,6 @@ for _table, _hook in {
     "wing_trust": reseal_trust_rows,
     **dict.fromkeys(tiers.TIER_TABLES, tiers.drop_on_rotation),  # derived: dropped, rebuilt under the new keys
     snapshot_table.SNAPSHOT_TABLE: snapshot_table.drop_on_rotation,  # derived: dropped, rebuilt at the next open
+    token_table.TOKEN_TABLE: token_table.reseal_on_rotation,  # re-sealed: a matrix costs a model forward
 }.items():
     seams.register_resealer(_table, _hook)

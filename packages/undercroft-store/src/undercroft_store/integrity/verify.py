@@ -55,7 +55,7 @@ __all__ = ["FEATURE_LEGS", "VerifyReport", "verify_vault"]
 #: The report fields the features' registered legs fill (`kernel.seams.register_verify_leg`): the admission
 #: queue (governance.quarantine), the memory surfaces (memory.kg.verify) and the candidate tier's sealed
 #: artifacts (search.tiers.integrity). Verify refuses when one is unwired.
-FEATURE_LEGS: tuple[str, ...] = ("queue_failures", "surfaces", "index_tier")
+FEATURE_LEGS: tuple[str, ...] = ("queue_failures", "surfaces", "index_tier", "tokens")
 
 
 # The embedding column is read only where its leg runs (sealed vaults: it must open under {id}/emb).
