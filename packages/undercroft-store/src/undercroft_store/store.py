@@ -386,13 +386,12 @@ class VaultStore:
         (never trusted: the caller encodes that drawer again, verify names it). Whether a matrix is *current*
         (same encoder, same content) is the caller's check (`Matrix.current`), against the verified content."""
         context = self._live()
-        envelope = Envelope(context)
         stored = read_blobs(context.connection, [int(seq) for seq in seqs])
-        opened: dict[int, Matrix | None] = {}
-        for seq, (drawer_id, blob) in stored.items():
-            plain = envelope.open(Domain.tokens(drawer_id), blob)
-            opened[seq] = None if plain is None else unpack_matrix(plain)
-        return opened
+        domains = [Domain.tokens(drawer_id) for drawer_id, _ in stored.values()]
+        plains = Envelope(context).open_each(domains, [blob for _, blob in stored.values()])  # one batched open
+        return {
+            seq: None if plain is None else unpack_matrix(plain) for seq, plain in zip(stored, plains, strict=True)
+        }
 
     def iter_embeddings(self) -> EmbeddingMatrix:
         """Every embedding decrypted once (sealed blobs open under ``{id}/emb``, bound to their id)."""
