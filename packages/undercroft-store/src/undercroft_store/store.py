@@ -389,9 +389,7 @@ class VaultStore:
         stored = read_blobs(context.connection, [int(seq) for seq in seqs])
         domains = [Domain.tokens(drawer_id) for drawer_id, _ in stored.values()]
         plains = Envelope(context).open_each(domains, [blob for _, blob in stored.values()])  # one batched open
-        return {
-            seq: None if plain is None else unpack_matrix(plain) for seq, plain in zip(stored, plains, strict=True)
-        }
+        return {seq: None if plain is None else unpack_matrix(plain) for seq, plain in zip(stored, plains, strict=True)}
 
     def iter_embeddings(self) -> EmbeddingMatrix:
         """Every embedding decrypted once (sealed blobs open under ``{id}/emb``, bound to their id)."""
