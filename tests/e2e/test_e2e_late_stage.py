@@ -5,14 +5,17 @@ A tiny token model the test generates (tests/model_fixtures.py: ``last_hidden_st
 ColBERT encoder. Every ``remember`` stores its drawer's matrix sealed; ``search`` re-orders by MaxSim over the
 stored matrices (the test computes each MaxSim from the same table, so the order is known); a flipped byte in a
 stored matrix is verify's integrity verdict (exit 2); ``repair`` drops it and ``repair --tokens`` rebuilds it
-(exit 1, named, without the stage declared); an export imported into another vault rebuilds every matrix;
-``forget`` leaves no byte of the forgotten drawer's matrix in the raw files.
+(exit 1, named, without the stage declared), and resumes after a SIGKILL; an export imported into another
+vault rebuilds every matrix; ``forget`` leaves no byte of the forgotten drawer's matrix in the raw files.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 
@@ -22,7 +25,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from model_fixtures import VOCAB, embedding_table, tiny_pair
-from test_e2e_model_embedders import _ok, _run
+from test_e2e_model_embedders import _env, _ok, _run
 
 DRAWERS = ("car dog", "cat sleeps", "the red car runs", "a blue cat", "dog runs", "automobile invoice roof")
 
@@ -128,3 +131,59 @@ def test_forget_leaves_no_byte_of_the_matrix_in_the_raw_files(tmp_path: Path) ->
     for start in range(0, len(gone) - 32, 32):
         assert not any(gone[start : start + 32] in data for data in files)
     assert json.loads(_ok(home, "stats", "--json"))["token_matrices"] == len(DRAWERS) - 1
+
+
+KILLED = 30
+BATCH = 5
+CHILD = """
+import os, sys, time
+from undercroft_core import HashEmbedder
+from undercroft_embed_onnx import OnnxLateEncoder
+from undercroft_store import Palace
+from undercroft_store.integrity.repair import repair_vault
+
+class Slow(OnnxLateEncoder):
+    def _encode_batch(self, texts, *, query):
+        time.sleep(0.3)
+        return super()._encode_batch(texts, query=query)
+
+def progress(step, done, total):
+    if step == "tokens":
+        print(f"tokens {done}/{total}", file=sys.stderr, flush=True)
+
+encoder = Slow(os.environ["UNDERCROFT_COLBERT_MODEL"], os.environ["UNDERCROFT_COLBERT_TOKENIZER"], name="tiny-colbert")
+with Palace.from_env(os.environ) as palace:
+    repair_vault(palace, "default", HashEmbedder(), batch=int(sys.argv[1]), progress=progress, tokens=True,
+                 prepare=lambda store: store.attach_late_encoder(encoder))
+"""
+
+
+def test_a_killed_repair_tokens_resumes_without_encoding_the_done_drawers_again(tmp_path: Path) -> None:
+    env = _late(tmp_path)
+    home = tmp_path / "palace"
+    _ok(home, "init")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for n in range(KILLED):
+        (notes / f"n{n:02d}.md").write_text(f"the red car number {n} runs\n", encoding="utf-8")
+    _ok(home, "mine", str(notes))  # before the stage was declared: no matrix
+    assert json.loads(_ok(home, "stats", "--json"))["token_matrices"] == 0
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(BATCH)], env=_env(home, **env), stderr=subprocess.PIPE, text=True
+    )
+    assert child.stderr is not None
+    seen = []
+    for line in child.stderr:
+        seen.append(line)
+        if line.startswith(f"tokens {2 * BATCH}/"):
+            os.kill(child.pid, signal.SIGKILL)  # mid-run: the third batch is sleeping inside the model
+            break
+    assert child.wait(30) == -signal.SIGKILL, seen
+    verified = _run(home, "verify")
+    assert verified.returncode == 0 and f"{2 * BATCH} stored, 0 failed" in verified.stdout, verified.stdout
+    resumed = _run(home, "repair", "--tokens", "--json", **env)
+    assert resumed.returncode == 0, resumed.stderr
+    tokens = json.loads(resumed.stdout)["tokens"]
+    assert (tokens["current"], tokens["built"]) == (2 * BATCH, KILLED - 2 * BATCH), tokens
+    assert f"repair: token matrices {KILLED - 2 * BATCH}/{KILLED - 2 * BATCH}" in resumed.stderr
+    assert f"{KILLED} stored, 0 failed, 0 missing, 0 stale" in _ok(home, "verify", **env)
