@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from model_fixtures import VOCAB, embedding_table, tiny_pair
 from test_e2e_model_embedders import _env, _ok, _run
+from test_e2e_serve_http import _start, _stop
 
 DRAWERS = ("car dog", "cat sleeps", "the red car runs", "a blue cat", "dog runs", "automobile invoice roof")
 
@@ -187,3 +188,24 @@ def test_a_killed_repair_tokens_resumes_without_encoding_the_done_drawers_again(
     assert (tokens["current"], tokens["built"]) == (2 * BATCH, KILLED - 2 * BATCH), tokens
     assert f"repair: token matrices {KILLED - 2 * BATCH}/{KILLED - 2 * BATCH}" in resumed.stderr
     assert f"{KILLED} stored, 0 failed, 0 missing, 0 stale" in _ok(home, "verify", **env)
+
+
+def test_v1_repair_builds_the_matrices_with_tokens_true(tmp_path: Path) -> None:
+    env = _late(tmp_path)
+    home = tmp_path / "palace"
+    _ok(home, "init")
+    for text in DRAWERS:
+        _ok(home, "remember", text, "--wing", "w")  # before the stage was declared: no matrix
+    server = _start(home, **env)
+    try:
+        refused = server.v1("POST", "/v1/vaults/default/repair", json={"tokens": "yes"})
+        assert refused.status_code == 400, refused.text
+        built = server.v1("POST", "/v1/vaults/default/repair", json={"tokens": True})
+        assert built.status_code == 200, built.text
+        assert built.json()["tokens"]["built"] == len(DRAWERS) and built.json()["verify_ok"]
+        again = server.v1("POST", "/v1/vaults/default/repair")
+        assert again.status_code == 200 and again.json()["tokens"]["current"] == len(DRAWERS), again.text
+        stats = server.v1("GET", "/v1/vaults/default/stats").json()
+        assert stats["token_matrices"] == len(DRAWERS), stats
+    finally:
+        _stop(server)
