@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -40,8 +41,8 @@ def _word(word: str) -> NDArray[np.float32]:
 class WordTokens(DegradingLateEncoder):
     """A deterministic late encoder: one random vector per word; ``poison`` in a text raises (degrades)."""
 
-    def __init__(self, name: str = "word-tokens", poison: str | None = None) -> None:
-        super().__init__(name, DIMENSION)
+    def __init__(self, name: str = "word-tokens", poison: str | None = None, dimension: int = DIMENSION) -> None:
+        super().__init__(name, dimension)
         self.poison = poison
         self.documents = 0
 
@@ -50,7 +51,20 @@ class WordTokens(DegradingLateEncoder):
             raise RuntimeError("inference failed")
         if not query:
             self.documents += len(texts)
-        return [np.stack([_word(word) for word in text.split()]) for text in texts]
+        return [np.stack([_word(word)[: self.dimension] for word in text.split()]) for text in texts]
+
+
+class Rogue(WordTokens):
+    """A late encoder that breaks the role's contract: it raises, or hands back non-finite matrices."""
+
+    def __init__(self, mode: str) -> None:
+        super().__init__("rogue")
+        self.mode = mode
+
+    def encode_documents(self, texts: Sequence[str]) -> list[NDArray[np.float32]]:
+        if self.mode == "raise":
+            raise MemoryError("out of memory inside the runtime")
+        return [np.full((3, DIMENSION), np.nan, dtype=np.float32) for _ in texts]
 
 
 def _database(home: Path, vault: str = "default") -> Path:
@@ -300,3 +314,29 @@ def test_rotation_reseals_every_matrix_under_the_new_keys(palace: Palace) -> Non
     assert report.ok and report.tokens is not None and report.tokens.missing == []
     order, stage = _search(palace, WordTokens(), "storm keeper")
     assert stage.scored_from_store == len(order) and stage.encoded_at_query == 0
+
+
+@pytest.mark.parametrize("mode", ["raise", "nan"])
+def test_a_role_that_breaks_its_contract_costs_no_write(palace: Palace, mode: str) -> None:
+    with palace.open_vault("default", HashEmbedder()) as store:
+        store.attach_late_encoder(Rogue(mode))
+        results = store.remember("the keeper logs a storm", wing="sea", room="log", added_by="t")
+        assert [result.outcome for result in results] == ["created"]
+        assert store.stats().token_matrices == 0 and store.verify().ok
+
+
+def test_a_late_encoder_name_that_cannot_be_stored_is_refused_at_attach(palace: Palace) -> None:
+    from undercroft_store import InvalidDrawer
+
+    with palace.open_vault("default", HashEmbedder()) as store:
+        for name in ("", "x" * 256):
+            with pytest.raises(InvalidDrawer, match="1 to 255 UTF-8 bytes"):
+                store.attach_late_encoder(WordTokens(name=name))
+        assert store.late_encoder is None
+
+
+def test_a_stored_matrix_of_another_width_is_never_scored(palace: Palace) -> None:
+    _fill(palace, WordTokens())
+    narrow = WordTokens(dimension=4)  # the same name, another model width: stored matrices are not its own
+    order, stage = _search(palace, narrow, "storm keeper")
+    assert order and stage.scored_from_store == 0 and stage.encoded_at_query == len(order)

@@ -192,6 +192,8 @@ class VaultStore:
         (``onnx`` or ``ort``) labels ``late_failures_total``."""
         if not isinstance(encoder, LateEncoder):
             raise TypeError(f"a late encoder implements undercroft_core.model_roles.LateEncoder, got {encoder!r}")
+        if not 0 < len(encoder.name.encode("utf-8")) <= 255:  # the name is stored inside every matrix
+            raise InvalidDrawer(f"a late encoder's name is 1 to 255 UTF-8 bytes, got {encoder.name!r}")
         context = self._live()
         context.late_encoder = encoder
         context.late_failures_at_attach = encoder.late_failures

@@ -231,14 +231,27 @@ def _encode_tokens(context: VaultContext, drawers: Sequence[Drawer]) -> list[byt
     if encoder is None or not drawers:
         return [None] * len(drawers)
     before = encoder.late_failures
-    matrices = encoder.encode_documents([drawer.content for drawer in drawers])
+    try:
+        matrices = list(encoder.encode_documents([drawer.content for drawer in drawers]))
+    except Exception:  # noqa: BLE001 - a role that breaks its no-raise contract must not cost the write
+        matrices = []
     failed = encoder.late_failures - before
     if failed > 0 and context.late_backend in names.RERANK_BACKENDS:
         obs.increment(names.LATE_FAILURES_TOTAL, failed, backend=context.late_backend, side="doc")
+    if len(matrices) != len(drawers):
+        return [None] * len(drawers)  # nothing stored: repair --tokens backfills, the search encodes in RAM
     return [
-        pack_matrix(encoder.name, drawer.content, matrix) if matrix.shape[0] > 0 else None
+        _packed(encoder.name, encoder.dimension, drawer.content, matrix)
         for drawer, matrix in zip(drawers, matrices, strict=True)
     ]
+
+
+def _packed(name: str, dimension: int, content: str, matrix: NDArray[np.floating]) -> bytes | None:
+    """The stored form of one matrix, or None for one not worth storing (empty, non-finite, another width)."""
+    array = np.asarray(matrix)
+    if array.ndim != 2 or array.shape[0] == 0 or array.shape[1] != dimension or not np.isfinite(array).all():
+        return None
+    return pack_matrix(name, content, array)
 
 
 def record_embedder(context: VaultContext) -> None:

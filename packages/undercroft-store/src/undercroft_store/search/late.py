@@ -107,7 +107,11 @@ class LateRescore:
             if content is None:
                 continue
             held = stored.get(seq)
-            if held is not None and held.current(self.encoder.name, content):
+            if (
+                held is not None
+                and held.tokens.shape[1] == self.encoder.dimension
+                and held.current(self.encoder.name, content)
+            ):
                 matrices[index] = held.tokens
                 self.scored_from_store += 1
             else:
