@@ -340,3 +340,18 @@ def test_a_stored_matrix_of_another_width_is_never_scored(palace: Palace) -> Non
     narrow = WordTokens(dimension=4)  # the same name, another model width: stored matrices are not its own
     order, stage = _search(palace, narrow, "storm keeper")
     assert order and stage.scored_from_store == 0 and stage.encoded_at_query == len(order)
+
+
+def test_a_tampered_drawer_is_signalled_once_by_verify_not_again_by_the_token_leg(palace: Palace) -> None:
+    import undercroft_obs as obs
+    from undercroft_obs import names
+
+    ids = _fill(palace, WordTokens())
+    with _raw(palace.home) as raw:
+        tag = bytearray(raw.execute("SELECT tag FROM drawers WHERE id = ?", (ids[0],)).fetchone()[0])
+        tag[0] ^= 1
+        raw.execute("UPDATE drawers SET tag = ? WHERE id = ?", (bytes(tag), ids[0]))
+    with obs.sink_installed(obs.RecordingSink()) as sink, palace.open_vault("default", HashEmbedder()) as store:
+        report = store.verify()
+        assert sink.counter_total(names.HMAC_VERIFY_FAILURES_TOTAL) == 1
+    assert report.tampered == [ids[0]] and report.tokens is not None and report.tokens.failed == []

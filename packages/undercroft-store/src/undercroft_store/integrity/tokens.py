@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
-from undercroft_vault import AuditRow, Domain
+from undercroft_vault import AuditRow, Domain, compute_tag, constant_time_equal
 
 from undercroft_store.errors import LateStageMissing, RecordTampered
 from undercroft_store.kernel._internal.context import VaultContext
@@ -109,6 +109,8 @@ def _survey(context: VaultContext, encoder: str | None) -> _Survey | None:
     rows = connection.execute("SELECT seq, id, meta_json, content, tag FROM drawers ORDER BY seq").fetchall()
     for seq, drawer_id, meta, content, tag in rows:
         blob = blobs.pop(int(seq), None)
+        if not constant_time_equal(compute_tag(context.keys, drawer_id, bytes(meta), bytes(content)), bytes(tag)):
+            continue  # the drawers leg names it and signals it once; nothing is derived from it here
         try:
             drawer = verified_drawer(context, drawer_id, bytes(meta), bytes(content), bytes(tag))
         except RecordTampered:
