@@ -355,3 +355,22 @@ def test_a_tampered_drawer_is_signalled_once_by_verify_not_again_by_the_token_le
         report = store.verify()
         assert sink.counter_total(names.HMAC_VERIFY_FAILURES_TOTAL) == 1
     assert report.tampered == [ids[0]] and report.tokens is not None and report.tokens.failed == []
+
+
+def test_repair_tokens_never_writes_a_matrix_for_a_drawer_deleted_since_its_survey(palace: Palace) -> None:
+    _fill(palace, None)
+    encoder = WordTokens()
+
+    def delete_the_last(step: str, done: int, total: int) -> None:
+        if step == "tokens" and done == 2:  # between two batches, another writer removes a drawer not yet built
+            with _raw(palace.home) as raw:
+                raw.execute("DELETE FROM drawers WHERE seq = (SELECT max(seq) FROM drawers)")
+
+    repair_vault(
+        palace, "default", HashEmbedder(), tokens=True, batch=2, progress=delete_the_last,
+        prepare=lambda store: store.attach_late_encoder(encoder),
+    )  # fmt: skip
+    with _raw(palace.home) as raw:
+        orphans = raw.execute(f"SELECT count(*) FROM {TOKEN_TABLE} WHERE seq NOT IN (SELECT seq FROM drawers)")
+        assert orphans.fetchone()[0] == 0
+        assert raw.execute(f"SELECT count(*) FROM {TOKEN_TABLE}").fetchone()[0] == len(TEXTS) - 1

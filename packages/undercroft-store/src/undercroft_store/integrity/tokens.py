@@ -38,6 +38,7 @@ from undercroft_store.kernel.token_table import (
 __all__ = ["TokenRepair", "TokenVerdict", "repair_tokens", "token_leg"]
 
 _SHOWN: Final = 20  # findings listed per kind in the text form (the JSON carries every one)
+_LIVE: Final = "SELECT 1 FROM drawers WHERE seq = ? AND id = ?"
 
 
 @dataclass
@@ -190,6 +191,8 @@ def repair_tokens(
         ]
         connection.execute("BEGIN IMMEDIATE")  # each batch commits: a killed run keeps what it built
         try:
+            # A drawer deleted by another handle since the survey gets no matrix: never an orphan row.
+            rows = [row for row in rows if connection.execute(_LIVE, row[:2]).fetchone() is not None]
             write_rows(connection, envelope, rows)
             connection.execute("COMMIT")
         except BaseException:
