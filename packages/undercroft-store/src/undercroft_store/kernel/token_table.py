@@ -12,7 +12,7 @@ The plaintext inside the seal (`pack_matrix` / `unpack_matrix`)::
     b"UCT1" | u8 name length | encoder name | 16-byte SHA-256 prefix of the drawer's content |
     u32 tokens | u16 dimension | tokens x float16 scales | tokens x dimension int8 codes
 
-Each token row is quantised on its own (``row ≈ codes * scale``, scale = max |x| / 127): 388 bytes a token for
+Each token row is quantised on its own (``row ≈ codes * scale``, scale = max |x| / 127): 386 bytes a token for
 a 384-wide encoder instead of 1,536 in float32. The content digest and the encoder name are what make a
 matrix *current*: a drawer whose content changed, or a vault now served by another late encoder, holds a
 stale matrix (reported and rebuilt, never scored). The digest is inside the seal: nothing derived from the
