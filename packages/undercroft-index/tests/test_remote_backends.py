@@ -261,9 +261,9 @@ def test_milvus_never_borrows_a_channel_another_client_opened(milvus_url: str) -
     other = MilvusClient(uri=milvus_url, timeout=30)  # shared, the pymilvus default, no options of ours
     try:
         index = open_backend("milvus", milvus_url, variable="UNDERCROFT_MILVUS_URL", timeout=30)
-        handler = index._client._get_connection()  # noqa: SLF001 - the channel's options are the guarantee
-        assert handler is not other._get_connection()  # noqa: SLF001
-        assert handler._grpc_options["grpc.enable_http_proxy"] == 0  # noqa: SLF001
+        handler = index._client._get_connection()
+        assert handler is not other._get_connection()
+        assert handler._grpc_options["grpc.enable_http_proxy"] == 0
         index.close()
         other.list_collections()  # our close did not close a channel someone else uses
     finally:

@@ -40,6 +40,7 @@ def test_the_composition_root_fills_every_seam() -> None:
     derived = {*TIER_TABLES, snapshot_table.SNAPSHOT_TABLE, token_table.TOKEN_TABLE}
     assert set(seams.resealers()) == (set(TAGGED_TABLES) - core) | derived
     assert seams.repair_step("index_tier") is rebuild_tier
+    assert seams.repair_step("search_snapshot") is snapshot_table.repair_snapshot
 
 
 def test_an_unwired_repair_step_refuses_the_repair_before_anything_is_written(

@@ -19,6 +19,7 @@ from undercroft_core import Drawer, HashEmbedder, append_drawer_id
 from undercroft_store import DrawerWrite, Palace, Screen
 from undercroft_store.errors import RecordTampered
 from undercroft_store.governance.forgetting import forget
+from undercroft_store.integrity.repair import repair_vault
 from undercroft_store.integrity.rotation import rotate_vault
 from undercroft_store.kernel import snapshot_table
 from undercroft_store.kernel.tier_tables import Envelope
@@ -344,3 +345,70 @@ def test_a_snapshot_of_another_language_layer_is_refused_unparsed(home: Path, mo
     with _opened(home) as (_, searcher):
         assert _hits(searcher) == fresh
         assert searcher.snapshot.refusals == {"bound": 1} and searcher.snapshot.stored == 1
+
+
+def _verify(home: Path) -> list[str]:
+    with Palace(home) as palace, palace.open_vault("v", HashEmbedder(), read_only=True) as store:
+        report = store.verify()
+    assert report.ok == (not report.search_snapshot)
+    return report.search_snapshot
+
+
+def test_verify_names_a_snapshot_that_fails_at_rest_and_repair_deletes_it(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(snapshot_module, "PART_BYTES", 64 << 10)  # several parts, so they can be renumbered
+    _store_one(home)
+    assert _verify(home) == []
+    parts = _parts(home)
+    table = snapshot_table.SNAPSHOT_TABLE
+    flipped = bytearray(parts[1][1])
+    flipped[7] ^= 0x40
+    attacks = {
+        "seal": [(f"UPDATE {table} SET blob = ? WHERE part = 1", (bytes(flipped),))],
+        "renumbered": [(f"UPDATE {table} SET part = 99 WHERE part = {len(parts) - 1}", ())],
+    }
+    for name, statements in attacks.items():
+        with sqlite3.connect(_db(home)) as connection:
+            connection.execute(f"DELETE FROM {table}")
+            connection.executemany(f"INSERT INTO {table} (part, blob) VALUES (?, ?)", parts)
+            for statement, args in statements:
+                connection.execute(statement, args)
+        findings = _verify(home)
+        assert len(findings) == 1 and "fails its seal" in findings[0], name
+    # Two snapshots' parts: each opens, the payload digest does not.
+    with sqlite3.connect(_db(home)) as connection:
+        connection.execute(f"DELETE FROM {table}")
+        connection.executemany(f"INSERT INTO {table} (part, blob) VALUES (?, ?)", parts)
+    with _opened(home) as (store, searcher):
+        store.remember("lumak sarith velo again", wing="w", room="room-2", added_by="test")
+    with _opened(home) as (_, searcher):
+        _hits(searcher)
+        assert searcher.snapshot.stored == 1
+    older_head = parts[0][1]
+    _sql(home, f"UPDATE {table} SET blob = ? WHERE part = 0", older_head)
+    findings = _verify(home)
+    assert len(findings) == 1 and "torn" in findings[0]
+    # Repair deletes it (the closing verify passes); the next open rebuilds a fresh one.
+    with Palace(home) as palace:
+        report = repair_vault(palace, "v", HashEmbedder())
+    assert report.search_snapshot is not None and "deleted" in report.search_snapshot
+    assert report.ok and _parts(home) == []
+    _store_one(home)
+    assert _verify(home) == []
+
+
+def test_a_stale_snapshot_is_no_verify_finding_and_repair_keeps_a_sound_one(home: Path) -> None:
+    _store_one(home)
+    older = _parts(home)
+    with _opened(home) as (store, _):
+        store.remember("quinen lumur in a later drawer", wing="x", room="room-4", added_by="test")
+    table = snapshot_table.SNAPSHOT_TABLE
+    with sqlite3.connect(_db(home)) as connection:
+        connection.execute(f"DELETE FROM {table}")
+        connection.executemany(f"INSERT INTO {table} (part, blob) VALUES (?, ?)", older)
+    assert _verify(home) == []  # it lags the rows: derived, refused at load, replaced; not tamper
+    with Palace(home) as palace:
+        report = repair_vault(palace, "v", HashEmbedder())
+    assert report.search_snapshot is None and report.ok
+    assert _parts(home) == older

@@ -27,6 +27,8 @@ seams.register_verify_leg(seams.VerifyLeg("surfaces", check_surfaces))
 seams.register_verify_leg(seams.VerifyLeg("index_tier", tiers.tier_leg))
 seams.register_verify_leg(seams.VerifyLeg("tokens", token_leg))
 seams.register_repair_step("index_tier", tiers.rebuild_tier)
+seams.register_verify_leg(seams.VerifyLeg("search_snapshot", snapshot_table.snapshot_leg))
+seams.register_repair_step("search_snapshot", snapshot_table.repair_snapshot)
 for _table, _hook in {
     **RESEAL_HOOKS,
     "retention_policy": reseal_retention,

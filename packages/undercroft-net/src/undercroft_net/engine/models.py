@@ -132,6 +132,7 @@ class VerifyReport(Reply):
     fingerprint_drift: list[str]
     order_drift: list[str]
     index_tier: list[str]
+    search_snapshot: list[str]
     append_counter: str
     lines: list[str]
     raw: dict[str, Any] = field(repr=False, compare=False)

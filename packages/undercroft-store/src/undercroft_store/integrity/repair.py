@@ -85,6 +85,7 @@ class RepairReport:
     indexes_rebuilt: list[str] = field(default_factory=list)  # what made REINDEX run (empty: it did not)
     index_tier: str | None = None  # the candidate tier's rebuild (None: no tier stored)
     tokens: TokenRepair | None = None  # the late stage's matrices (None: none stored, none asked for)
+    search_snapshot: str | None = None  # a search snapshot failing at rest, deleted (None: nothing to do)
     bytes_before: int = 0
     bytes_after: int = 0
     verify: VerifyReport | None = None
@@ -112,6 +113,7 @@ class RepairReport:
             "indexes_rebuilt": list(self.indexes_rebuilt),
             "index_tier": self.index_tier,
             "tokens": None if self.tokens is None else self.tokens.to_dict(),
+            "search_snapshot": self.search_snapshot,
             "bytes_before": self.bytes_before,
             "bytes_after": self.bytes_after,
             "verify_ok": self.ok,
@@ -144,6 +146,8 @@ class RepairReport:
                 f"token matrices:        {t.built} built, {t.current} current, {t.dropped} dropped, "
                 f"{t.failures} failed",
             )
+        if self.search_snapshot is not None:
+            lines.insert(-1, f"search snapshot:       {self.search_snapshot}")
         if self.verify is not None:
             lines.append(self.verify.render())
         return "\n".join(lines)
@@ -241,6 +245,7 @@ def repair_context(
         )
     tick = progress or (lambda _step, _done, _total: None)
     tier_step = seams.repair_step("index_tier")  # an unwired step refuses here, before anything is written
+    snapshot_step = seams.repair_step("search_snapshot")
     report = RepairReport(vault=context.vault_id, bytes_before=_db_bytes(context))
     embedder = context.embedder
     offered = embedder.identity.label
@@ -307,6 +312,7 @@ def repair_context(
     _rebuild_indexes(context, report)
     report.index_tier = _rebuild_tier(context, tier_step)
     report.tokens = repair_tokens(context, build=tokens, batch=batch, progress=tick)
+    report.search_snapshot = snapshot_step(context)
     context.connection.execute("VACUUM")
     context.generation += 1
     context.scope_index_checked = False  # the indexes were rebuilt under this handle: check them afresh

@@ -14,25 +14,37 @@ nothing derived from a forgotten drawer, and nothing under an old key, outlives 
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from typing import TYPE_CHECKING, Final
 
-from undercroft_vault import Domain
+from undercroft_vault import AuditRow, Domain
+
+from undercroft_store.kernel.tier_tables import Envelope
 
 if TYPE_CHECKING:
+    from undercroft_store.kernel._internal.context import VaultContext
     from undercroft_store.kernel.seams import Rekeying
 
 __all__ = [
+    "DIGEST_BYTES",
     "SNAPSHOT_TABLE",
     "create_table",
     "drop_on_rotation",
     "drop_rows",
+    "open_payload",
     "part_domain",
     "read_parts",
+    "repair_snapshot",
+    "snapshot_findings",
+    "snapshot_leg",
     "table_exists",
 ]
 
 SNAPSHOT_TABLE: Final = "search_snapshot"
+#: Part 0's plaintext opens with a BLAKE2b digest of this size over the whole payload (parts of two
+#: snapshots never combine).
+DIGEST_BYTES: Final = 32
 _DDL: Final = f"CREATE TABLE IF NOT EXISTS {SNAPSHOT_TABLE} (part INTEGER PRIMARY KEY, blob BLOB NOT NULL) STRICT"
 
 
@@ -58,6 +70,62 @@ def read_parts(connection: sqlite3.Connection) -> list[tuple[int, bytes]]:
         return []
     query = f"SELECT part, blob FROM {SNAPSHOT_TABLE} ORDER BY part"  # noqa: S608 - a constant name
     return [(int(part), bytes(blob)) for part, blob in connection.execute(query)]
+
+
+def open_payload(envelope: Envelope, parts: list[tuple[int, bytes]]) -> tuple[bytes | None, str]:
+    """The stored snapshot's payload, or ``(None, reason)``: ``seal`` when a part fails its seal or tag or the
+    parts are not numbered 0..n-1 (a part moved, dropped or a count edited), ``torn`` when the opened parts
+    do not make the payload part 0's digest names (parts of two snapshots)."""
+    count = len(parts)
+    opened = []
+    for index, (part, blob) in enumerate(parts):
+        plain = envelope.open(part_domain(index, count), blob) if part == index else None
+        if plain is None:
+            return None, "seal"
+        opened.append(plain)
+    digest, payload = opened[0][:DIGEST_BYTES], opened[0][DIGEST_BYTES:] + b"".join(opened[1:])
+    if hashlib.blake2b(payload, digest_size=DIGEST_BYTES).digest() != digest:
+        return None, "torn"
+    return payload, ""
+
+
+def snapshot_findings(context: VaultContext) -> list[str]:
+    """Verify's leg: one line when the stored snapshot fails at rest (a part's seal, its numbering, the
+    payload digest); empty when the vault holds none or it opens whole. A snapshot that merely lags the rows
+    (another write since it was taken) is no finding: it is derived, refused at load and replaced."""
+    parts = read_parts(context.connection)
+    if not parts:
+        return []
+    _, reason = open_payload(Envelope(context), parts)
+    if reason == "seal":
+        return [f"{SNAPSHOT_TABLE}: a part of {len(parts)} fails its seal, or the parts are renumbered"]
+    if reason == "torn":
+        return [f"{SNAPSHOT_TABLE}: the {len(parts)} part(s) do not make the payload part 0 names (torn)"]
+    return []
+
+
+def snapshot_leg(context: VaultContext, _rows: list[AuditRow]) -> list[str]:
+    """The verify leg as the kernel's seam calls it (`kernel.seams.VerifyLeg`): no audit records of its own."""
+    return snapshot_findings(context)
+
+
+def repair_snapshot(context: VaultContext) -> str | None:
+    """Repair's step: a snapshot that fails at rest is deleted (the next full fill stores a fresh one); a
+    sound one is kept, since it is bound to the rows and refused by itself once they move. None: nothing
+    to report (no snapshot, a sound one, or a read-only handle)."""
+    findings = snapshot_findings(context)
+    if not findings or context.read_only:
+        return None
+    connection = context.connection
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        drop_rows(connection)
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+    return "a snapshot failing at rest was deleted; the next full search fill stores a fresh one"
 
 
 def drop_rows(connection: sqlite3.Connection) -> None:

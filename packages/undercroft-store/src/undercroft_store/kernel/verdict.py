@@ -55,6 +55,7 @@ class VerifyReport:
     order_drift: list[str] = field(default_factory=list)  # seq out of the chain's creation order
     index_tier: list[str] = field(default_factory=list)  # tier artifacts failing their seal (search.tiers)
     tokens: LegVerdict | None = None  # the late stage's stored matrices (integrity.tokens; None: none stored)
+    search_snapshot: list[str] = field(default_factory=list)  # the sealed search snapshot failing at rest
     append_counter: str = ""  # empty when meta.append_counter lies above every live append index
 
     @property
@@ -91,6 +92,7 @@ class VerifyReport:
             or self.append_counter
             or self.index_tier
             or (self.tokens is not None and not self.tokens.ok)
+            or self.search_snapshot
         )
 
     def render(self) -> str:
@@ -119,6 +121,7 @@ class VerifyReport:
             ("write order:", " out of order", "SEQ", self.order_drift),
             ("scope index:", " disagree", "INDEX", self.scope_index),
             ("index tier:", " failed", "TIER", self.index_tier),
+            ("search snapshot:", " failed", "SNAPSHOT", self.search_snapshot),
         )
         for label, suffix, marker, findings in legs:
             lines.append(f"{label:<18}{len(findings)}{suffix}")

@@ -239,6 +239,7 @@ class RepairReport(Reply):
     append_counter_restored: int
     indexes_rebuilt: list[Any]
     index_tier: Any
+    search_snapshot: Any
     bytes_before: int
     bytes_after: int
     verify_ok: bool

@@ -61,7 +61,7 @@ FORMAT: Final = 2
 MIN_DRAWERS: Final = 1024
 #: Plaintext bytes per sealed part (the sealing bound is 16 MiB).
 PART_BYTES: Final = 8 << 20
-_DIGEST: Final = 32
+_DIGEST: Final = table.DIGEST_BYTES
 # The binary sections, in payload order: (name, dtype).
 _SECTIONS: Final = (
     ("seqs", np.int64),
@@ -237,17 +237,9 @@ class SearchSnapshot:
     def _take(
         self, store: VaultStore, parts: list[tuple[int, bytes]], cache: EmbeddingCache, lexicon: Lexicon
     ) -> Postings:
-        envelope = Envelope(readable(store._context))
-        count = len(parts)
-        opened = []
-        for index, (part, blob) in enumerate(parts):
-            plain = envelope.open(table.part_domain(index, count), blob) if part == index else None
-            if plain is None:
-                raise _Refused("seal")
-            opened.append(plain)
-        digest, payload = opened[0][:_DIGEST], opened[0][_DIGEST:] + b"".join(opened[1:])
-        if hashlib.blake2b(payload, digest_size=_DIGEST).digest() != digest:
-            raise _Refused("torn")
+        payload, reason = table.open_payload(Envelope(readable(store._context)), parts)
+        if payload is None:
+            raise _Refused(reason)
         header = _header(payload)
         if header.get("binding") != _binding(store):
             raise _Refused("bound")  # another key generation, embedder, format or language layer: not parsed
