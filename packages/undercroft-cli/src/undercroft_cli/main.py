@@ -81,7 +81,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
         "commands.drawers",
         "drawer_group",
         _EVERYDAY,
-        "Read, list and delete drawers.",
+        "Read, list, update and delete drawers.",
         extras=(("commands.mine", "delete_by_source_command"), ("commands.memory", "check_dup_command")),
         example="undercroft drawer list --wing backend",
     ),
@@ -108,6 +108,14 @@ COMMANDS: tuple[LazyCommand, ...] = (
         _EVERYDAY,
         "Labelled cross-wing links.",
         example="undercroft tunnel create backend frontend api",
+    ),
+    LazyCommand(
+        "supersessions",
+        "commands.provenance",
+        "supersessions_command",
+        _EVERYDAY,
+        "Every supersession link with its verdict, recomputed from the keyed receipt.",
+        example="undercroft supersessions --json",
     ),
     LazyCommand(
         "closets",
@@ -180,6 +188,14 @@ COMMANDS: tuple[LazyCommand, ...] = (
         _EVERYDAY,
         "Serve MCP over HTTP at /mcp (for --vault) and the multi-tenant REST engine at /v1 (every vault).",
         example="undercroft serve-http --port 8765",
+    ),
+    LazyCommand(
+        "history",
+        "commands.provenance",
+        "history_command",
+        _OPERATOR,
+        "The audit trail, oldest first: heights, times and labels of every namespace (never content).",
+        example="undercroft history --subject <drawer-id>",
     ),
     LazyCommand(
         "assert-header",

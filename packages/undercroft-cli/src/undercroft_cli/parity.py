@@ -41,7 +41,7 @@ PARITY: tuple[Capability, ...] = (
     Capability("save", ("remember",), ("undercroft_save", "undercroft_add_drawer"), (("POST", f"{_V}/drawers"),)),
     Capability(
         "update a drawer",
-        "gap: no `drawer update` command yet (delete and remember instead)",
+        ("drawer update",),
         ("undercroft_update_drawer",),
         (("PUT", f"{_V}/drawers/{{drawer_id}}"),),
     ),
@@ -95,7 +95,7 @@ PARITY: tuple[Capability, ...] = (
     Capability("verify", ("verify",), ("undercroft_verify",), (("POST", f"{_V}/verify"),)),
     Capability(
         "audit history",
-        "gap: no `history` command yet (the /v1 route and MCP's agent-scoped view exist)",
+        ("history",),
         ("undercroft_history",),
         (("GET", f"{_V}/history"),),
     ),
@@ -137,7 +137,7 @@ PARITY: tuple[Capability, ...] = (
     Capability("authority tier", ("kg authority",), _op("authority"), (("POST", f"{_V}/kg/authority"),)),
     Capability(
         "supersession links",
-        "gap: no `supersessions` command yet",
+        ("supersessions",),
         "gap: no supersession-listing tool yet (undercroft_save with supersedes writes one)",
         (("GET", f"{_V}/supersessions"),),
     ),

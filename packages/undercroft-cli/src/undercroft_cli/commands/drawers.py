@@ -1,9 +1,10 @@
-"""``undercroft remember`` and ``undercroft drawer get|list|delete``."""
+"""``undercroft remember`` and ``undercroft drawer get|list|update|delete``."""
 
 from __future__ import annotations
 
 import json
 import sys
+from datetime import UTC, datetime
 
 import click
 from undercroft_core import KIND_VOCAB, Drawer
@@ -11,6 +12,7 @@ from undercroft_store import DEFAULT_VAULT
 
 from undercroft_cli._internal.composition import open_reader, open_store
 from undercroft_cli._internal.i18n import message
+from undercroft_cli.operations.drawers import UpdateRefused, update_drawer
 
 __all__ = ["drawer_group", "remember_command"]
 
@@ -60,7 +62,7 @@ def remember_command(text: str | None, vault: str, wing: str, room: str, kind: s
 
 @click.group("drawer")
 def drawer_group() -> None:
-    """Read, list and delete drawers."""
+    """Read, list, update and delete drawers."""
 
 
 @drawer_group.command("get")
@@ -97,6 +99,46 @@ def drawer_list(vault: str, wing: str | None, room: str | None, kind: str | None
         preview = drawer.content.replace("\n", " ")
         click.echo(f"{drawer.id}  {drawer.wing}/{drawer.room}  {preview[:60]}")
     return 0
+
+
+@drawer_group.command("update")
+@click.argument("drawer_id")
+@click.argument("text", required=False)
+@_VAULT
+@click.option("--wing", default=None, help="Check: must equal the drawer's wing (an update never moves a drawer).")
+@click.option("--room", default=None, help="Check: must equal the drawer's room.")
+@click.option("--json", "as_json", is_flag=True, help="Print {outcome, id, wing, room}.")
+def drawer_update(
+    drawer_id: str, text: str | None, vault: str, wing: str | None, room: str | None, as_json: bool
+) -> int:
+    """Replace drawer DRAWER_ID's content in place with TEXT (or standard input when TEXT is '-').
+
+    Re-sealed, re-tagged and audited; the admission screen sees the new words as it sees a save. The drawer
+    keeps its id, wing and room: to file the words elsewhere, remember them there and delete this one.
+
+    Example: undercroft drawer update d-3f2a9c… "We chose GraphQL over REST, for the mobile app only"
+    """
+    if text is None:
+        raise click.UsageError(
+            'no new text: pass it as an argument (undercroft drawer update ID "the words") '
+            "or pipe it in (echo the words | undercroft drawer update ID -)"
+        )
+    if text == "-":
+        text = sys.stdin.read()
+    with open_store(vault) as store:
+        try:
+            done = update_drawer(store, drawer_id, content=text, now=_now(), wing=wing, room=room)
+        except UpdateRefused as refused:
+            raise click.BadParameter(str(refused)) from None
+    if as_json:
+        click.echo(json.dumps({"outcome": done.outcome, "id": done.id, "wing": done.wing, "room": done.room}))
+    else:
+        click.echo(f"{done.outcome}: {done.id} in {done.wing}/{done.room}")
+    return 0
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 @drawer_group.command("delete")

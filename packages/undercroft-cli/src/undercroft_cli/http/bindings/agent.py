@@ -13,7 +13,6 @@ from typing import Any
 from undercroft_store.memory.dedup import save_with_dedup
 from undercroft_store.memory.kg.graph import KnowledgeGraph
 from undercroft_store.memory.kg.receipts import fact_receipts
-from undercroft_store.memory.supersession import supersessions
 from undercroft_store.memory.tunnels import follow_tunnel, list_tunnels
 
 from undercroft_cli.http.bindings.shapes import jsonable
@@ -24,6 +23,7 @@ from undercroft_cli.mcp.tools import registry
 from undercroft_cli.mcp.tools.base import boolean, integer, number, string
 from undercroft_cli.mcp.tools.drawers import DEFAULT_ROOM, DEFAULT_WING
 from undercroft_cli.operations import drawer_record
+from undercroft_cli.operations.supersessions import supersession_records
 
 __all__ = ["AGENT_BINDINGS"]
 
@@ -170,7 +170,7 @@ def _verify() -> Binding:
 
 
 def _supersessions(call: Call) -> dict[str, Any]:
-    return {"supersessions": [jsonable(link) for link in supersessions(call.live.store)]}
+    return supersession_records(call.live.store)
 
 
 def _tunnel_drawers(call: Call) -> dict[str, Any]:

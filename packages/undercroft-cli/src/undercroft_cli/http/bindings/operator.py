@@ -19,7 +19,6 @@ from undercroft_store.governance.read_audit import anchor
 from undercroft_store.governance.retention import list_retention, parse_max_age, set_retention, sweep
 from undercroft_store.governance.rulings import allow, deny, list_admissions
 from undercroft_store.integrity.backup import create_backup, list_backups, restore_backup
-from undercroft_store.integrity.history import history
 from undercroft_store.integrity.repair import repair_vault
 from undercroft_store.integrity.rotation import rotate_vault
 from undercroft_store.integrity.witness import check_witness_document, emit_witness
@@ -39,6 +38,7 @@ from undercroft_cli.http.operations import Binding, Call, Reach, Source
 from undercroft_cli.http.tenancy import SURFACE
 from undercroft_cli.mcp.fences import resident_in_quarantine
 from undercroft_cli.mcp.tools.base import boolean, integer, string
+from undercroft_cli.operations.history import history_page
 from undercroft_cli.operations.refine import refine
 from undercroft_cli.operations.remote_index import index_status_record
 
@@ -120,12 +120,10 @@ def _restore(call: Call) -> dict[str, Any]:
 
 
 def _history(call: Call) -> dict[str, Any]:
-    limit = call.args.integer("limit") or 100
-    offset = call.args.integer("offset") or 0
-    records = history(call.live.store, drawer_id=call.args.text("subject"))
-    page = records[offset : offset + limit]
-    following = offset + limit if offset + limit < len(records) else None
-    return {"records": [jsonable(r) for r in page], "total": len(records), "next_offset": following}
+    args = call.args
+    return history_page(
+        call.live.store, subject=args.text("subject"), limit=args.integer("limit"), offset=args.integer("offset")
+    )
 
 
 def _admission_rule(call: Call) -> dict[str, Any]:

@@ -13,8 +13,6 @@ content date, writer claims) is refused by name rather than dropped.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from undercroft_core import KIND_VOCAB
 from undercroft_core.drawer import Drawer
 from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id
@@ -40,6 +38,7 @@ from undercroft_cli.mcp.tools.base import (
     vector,
 )
 from undercroft_cli.operations import DRAWER_SCHEMA, WRITE_PROPERTIES, drawer_record
+from undercroft_cli.operations.drawers import UpdateRefused, update_drawer
 
 __all__ = ["DEFAULT_ROOM", "DEFAULT_WING", "DRAWER_TOOLS", "SupersessionUnaccounted", "describe_write", "write_output"]
 
@@ -188,27 +187,21 @@ def _add_drawer(session: ToolSession, args: Arguments) -> ToolOutput:
 
 
 def _update_drawer(session: ToolSession, args: Arguments) -> ToolOutput:
-    with silent(session.store, InternalRead.WRITE_DECISION):  # the reply names the id, never the old words
-        current = session.store.get(args.required_text("drawer_id"))
-    for key, value in (("wing", current.wing), ("room", current.room)):
-        asked = args.text(key)
-        if asked is not None and asked != value:
-            raise InvalidArgument(
-                f"{args.tool}: moving a drawer to another {key} is not an in-place update "
-                f"(its id depends on where it lives); save it there and delete {current.id}"
-            )
-    content = args.text("content")
-    if content is None:
-        data = {"outcome": "unchanged", "id": current.id, "wing": current.wing, "room": current.room}
-        return ToolOutput(f"unchanged: {current.id} (no new content given)", data)
-    content = normalise(content)
-    if is_blank(content):
-        raise InvalidArgument(
-            f"{args.tool}: argument 'content' is empty after normalisation (whitespace and invisible characters only)"
+    try:
+        done = update_drawer(
+            session.store,
+            args.required_text("drawer_id"),
+            content=args.text("content"),
+            now=session.now(),
+            wing=args.text("wing"),
+            room=args.text("room"),
         )
-    updated = replace(current, content=content, updated_at=session.now(), occurrences=(), time_mentions=(), entities=())
-    [result] = session.store.write([DrawerWrite(updated)], screening=Screen())
-    return write_output(result, wing=current.wing, room=current.room)
+    except UpdateRefused as refused:
+        raise InvalidArgument(f"{args.tool}: {refused}") from None
+    if done.outcome == "unchanged":
+        data = {"outcome": "unchanged", "id": done.id, "wing": done.wing, "room": done.room}
+        return ToolOutput(f"unchanged: {done.id} (no new content given)", data)
+    return _landed_output(done.outcome, done.id, wing=done.wing, room=done.room)
 
 
 def _delete_drawer(session: ToolSession, args: Arguments) -> ToolOutput:
