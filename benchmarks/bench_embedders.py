@@ -21,6 +21,14 @@ token states (`MaxSimScorer`, a `CrossEncoder` over the ort late-encoder role, e
 once and kept in RAM — what ingest-time encoding would store). It measures the tier's plumbing and what
 this scorer does to the ranking, not what a trained cross-encoder would.
 
+``late``: the stored late-interaction stage (``UNDERCROFT_RERANKER=colbert``'s path: each chunk's token matrix
+encoded once at write time and stored sealed under ``{id}/tok``, `Searcher` re-ordering its fused top
+``UNDERCROFT_LATE_TOP_N`` by MaxSim over the stored matrices) beside the query-time path (`MaxSimScorer` through
+the cross-encoder tier, matrices held in RAM) and beside the stage off, on the hash default and on MiniLM, in
+one process. The late encoder is MiniLM's own token states (`OrtLateEncoder`), each text encoded once and
+cached in RAM (`CachedLateEncoder`) so the rows share one encode; the stored rows still pack, seal, store,
+open and dequantise every matrix they score.
+
 ``ingest``: drawers/s through the store's write path (a sealed vault, one batch) for hash, onnx, ort with a
 pool of 1 (one batched all-core forward) and ort with a pool of single-thread sessions, on the same LoCoMo
 chunks, interleaved so the machine's noise lands on every arm.
@@ -225,6 +233,101 @@ class MaxSimScorer(DegradingCrossEncoder):
         )
 
 
+class CachedLateEncoder:
+    """Delegates to ``inner``, remembering each text's matrix (RAM only) so the rows share one encode."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.documents: dict[str, NDArray[np.float32]] = {}
+        self.queries: dict[str, NDArray[np.float32]] = {}
+
+    @property
+    def name(self) -> str:
+        return str(self.inner.name)  # type: ignore[attr-defined]
+
+    @property
+    def dimension(self) -> int:
+        return int(self.inner.dimension)  # type: ignore[attr-defined]
+
+    @property
+    def late_failures(self) -> int:
+        return int(self.inner.late_failures)  # type: ignore[attr-defined]
+
+    def encode_query(self, text: str) -> NDArray[np.float32]:
+        if text not in self.queries:
+            self.queries[text] = self.inner.encode_query(text)  # type: ignore[attr-defined]
+        return self.queries[text]
+
+    def encode_documents(self, texts: Sequence[str]) -> list[NDArray[np.float32]]:
+        missing = [text for text in dict.fromkeys(texts) if text not in self.documents]
+        if missing:
+            self.documents.update(zip(missing, self.inner.encode_documents(missing), strict=True))  # type: ignore[attr-defined]
+        return [self.documents[text] for text in texts]
+
+
+class _Declared:
+    """Declare ``UNDERCROFT_*`` variables for one row (the searcher reads them) and restore them after."""
+
+    def __init__(self, declared: dict[str, str]) -> None:
+        self.declared = declared
+        self.saved = {name: os.environ.get(name) for name in declared}
+
+    def __enter__(self) -> None:
+        os.environ.update(self.declared)
+
+    def __exit__(self, *_: object) -> None:
+        for name, value in self.saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _late_row(
+    conversations: list, embedder: Embedder, arm: str, out: pathlib.Path, row: str, late: CachedLateEncoder
+) -> dict[str, object]:
+    stages: list[object] = []
+
+    def factory(context: object) -> UndercroftRetriever:
+        retriever = UndercroftRetriever(context, embedder=embedder, late_encoder=late)  # type: ignore[arg-type]
+        stages.append(retriever._searcher.rescore)
+        return retriever
+
+    started = time.perf_counter()
+    report = run_locomo(conversations, LocomoSettings(arm=arm), factory=factory)
+    wall = time.perf_counter() - started
+    for line in format_locomo(report, DATA.name):
+        print(f"[{row}] {line}", flush=True)
+    document = locomo_json(report, {"path": str(DATA)})
+    document["row"] = row
+    (out / f"{row}.json").write_text(json.dumps(document, indent=1), encoding="utf-8")
+    stored = sum(getattr(stage, "scored_from_store", 0) for stage in stages)
+    encoded = sum(getattr(stage, "encoded_at_query", 0) for stage in stages)
+    return {"row": row, "wall_seconds": round(wall, 1), "scored_from_store": stored, "encoded_at_query": encoded}
+
+
+def late(out: pathlib.Path) -> None:
+    """Off, query-time MaxSim (the cross-encoder tier) and the stored stage at depth 50 and 200: hash, MiniLM."""
+    from undercroft_embed_ort import OrtLateEncoder
+
+    out.mkdir(parents=True, exist_ok=True)
+    conversations = load_locomo(DATA)
+    encoder = OrtLateEncoder(
+        os.environ["UNDERCROFT_ONNX_MODEL"], os.environ["UNDERCROFT_ONNX_TOKENIZER"], name="minilm-tokens"
+    )
+    cached = CachedLateEncoder(encoder)
+    scorer = MaxSimScorer(cached)  # one encode of every text, shared with the stored rows
+    model = CachedEmbedder(_model("ort"))
+    for embedder, arm, prefix in ((HashEmbedder(), "undercroft", "hash"), (model, "undercroft-ort", "minilm")):
+        print(_run(conversations, embedder, arm, out, f"{prefix}-late-off"), flush=True)
+        print(_run(conversations, embedder, arm, out, f"{prefix}-late-querytime", scorer), flush=True)
+        with _Declared({"UNDERCROFT_LATE_TOP_N": "50"}):
+            print(_late_row(conversations, embedder, arm, out, f"{prefix}-late-stored-50", cached), flush=True)
+        with _Declared({"UNDERCROFT_LATE_TOP_N": "200"}):
+            print(_late_row(conversations, embedder, arm, out, f"{prefix}-late-stored-200", cached), flush=True)
+    print({"rerank_failures": scorer.rerank_failures, "late_failures": encoder.late_failures}, flush=True)
+
+
 def rescore(out: pathlib.Path) -> None:
     """Reranker off and on (MaxSim over MiniLM tokens as the scorer), for the MiniLM embedder and for hash."""
     from undercroft_embed_ort import OrtLateEncoder
@@ -320,6 +423,8 @@ def main(argv: list[str]) -> int:
     maxsim_command.add_argument("out", type=pathlib.Path)
     rescore_command = commands.add_parser("rescore")
     rescore_command.add_argument("out", type=pathlib.Path)
+    late_command = commands.add_parser("late")
+    late_command.add_argument("out", type=pathlib.Path)
     ingest_command = commands.add_parser("ingest")
     ingest_command.add_argument("--limit", type=int, default=256)
     ingest_command.add_argument("--rounds", type=int, default=1)
@@ -340,6 +445,8 @@ def main(argv: list[str]) -> int:
         maxsim(args.out)
     elif args.command == "rescore":
         rescore(args.out)
+    elif args.command == "late":
+        late(args.out)
     else:
         ingest(args.limit, args.rounds)
     return 0

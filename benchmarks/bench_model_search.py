@@ -1,6 +1,7 @@
 """Search latency with the MiniLM embedder beside the hash default, on the same drawers in the same run (issue 24).
 
     UNDERCROFT_ONNX_MODEL=… UNDERCROFT_ONNX_TOKENIZER=… python benchmarks/bench_model_search.py [--drawers 10000]
+    UNDERCROFT_ONNX_MODEL=… UNDERCROFT_ONNX_TOKENIZER=… python benchmarks/bench_model_search.py --late [--drawers N]
     python benchmarks/bench_model_search.py --smoke      # 300 drawers, 10 queries, hash (+ the model if declared)
 
 Two sealed vaults hold the same ``--drawers`` drawers: LoCoMo dev-split turns ("<speaker>: <text>"), cycled
@@ -10,6 +11,14 @@ warmed (`Searcher.warm`), then the LoCoMo questions are searched (limit 10, unsc
 alternating hash and model query by query so the machine's noise lands on both; p50/p95 per arm and the
 ratio. The model arm's cost over hash is the query's forward pass plus whatever the wider semantic channel
 changes; ingest seconds are printed too (the model's dominates).
+
+``--late``: the late-interaction stage on vs off, every arm on the hash embedder and the same drawers:
+``hash`` (off), ``late-stored`` (a late encoder over MiniLM's token states attached before the fill, so each
+drawer's matrix is encoded at write time and stored sealed; a search re-orders its top
+``UNDERCROFT_LATE_TOP_N`` by MaxSim over the stored matrices) and ``late-querytime`` (the same encoder attached
+after the fill: no matrix stored, every candidate of the window encoded at query time — the cost the stored
+stage removes; seconds a query, so only the first ``--querytime-queries`` questions). Searched alternately
+query by query, as above; each ratio is over the hash arm's timings of the same questions.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ import tempfile
 import time
 
 from undercroft_bench.locomo_data import load_locomo
-from undercroft_core import Drawer, Embedder, HashEmbedder, append_drawer_id
+from undercroft_core import Drawer, Embedder, HashEmbedder, LateEncoder, append_drawer_id
 from undercroft_store import DrawerWrite, Palace, Screen, VaultStore
 from undercroft_store.search import Searcher, SearchRequest
 
@@ -77,10 +86,24 @@ def _percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-def run(drawers: int, queries: int, *, synthetic: bool = False) -> int:
+def _late_encoder() -> LateEncoder:
+    from undercroft_embed_ort import OrtLateEncoder
+
+    return OrtLateEncoder(
+        os.environ["UNDERCROFT_ONNX_MODEL"], os.environ["UNDERCROFT_ONNX_TOKENIZER"], name="minilm-tokens"
+    )
+
+
+def run(drawers: int, queries: int, *, synthetic: bool = False, late: bool = False, querytime: int = 20) -> int:
     texts, questions = _corpus(drawers, synthetic=synthetic)
     arms: dict[str, Embedder] = {"hash": HashEmbedder()}
-    if os.environ.get("UNDERCROFT_ONNX_MODEL"):
+    # arm -> (the late encoder, attached before the fill: matrices stored at write time, or after it: none)
+    stages: dict[str, tuple[LateEncoder, bool]] = {}
+    if late:
+        encoder = _late_encoder()
+        arms |= {"late-stored": HashEmbedder(), "late-querytime": HashEmbedder()}
+        stages = {"late-stored": (encoder, True), "late-querytime": (encoder, False)}
+    elif os.environ.get("UNDERCROFT_ONNX_MODEL"):
         from undercroft_embed_ort import OrtEmbedder
 
         arms["minilm"] = OrtEmbedder.from_env()
@@ -92,19 +115,27 @@ def run(drawers: int, queries: int, *, synthetic: bool = False) -> int:
         for name, embedder in arms.items():
             palace.create_vault(name, level="sealed")
             store = palace.open_vault(name, embedder)
+            stage = stages.get(name)
+            if stage is not None and stage[1]:
+                store.attach_late_encoder(stage[0])
             seconds = _fill(store, texts)
+            if stage is not None and not stage[1]:
+                store.attach_late_encoder(stage[0])
             searcher = Searcher.from_settings(store, embedder)
             warmed = time.perf_counter()
             searcher.warm()
             print(
                 f"{name}: ingest {drawers} drawers {seconds:.1f} s ({drawers / seconds:.0f}/s), "
-                f"warm {time.perf_counter() - warmed:.1f} s, embedder {embedder.identity.label}",
+                f"warm {time.perf_counter() - warmed:.1f} s, embedder {embedder.identity.label}, "
+                f"token matrices stored {store.stats().token_matrices}",
                 flush=True,
             )
             searchers[name] = searcher
         timings: dict[str, list[float]] = {name: [] for name in searchers}
-        for question in questions[:queries]:
+        for number, question in enumerate(questions[:queries]):
             for name, searcher in searchers.items():
+                if name == "late-querytime" and number >= querytime:
+                    continue  # seconds a query: only the first --querytime-queries questions
                 started = time.perf_counter()
                 searcher.search(SearchRequest(question, limit=10))
                 timings[name].append((time.perf_counter() - started) * 1000)
@@ -117,6 +148,15 @@ def run(drawers: int, queries: int, *, synthetic: bool = False) -> int:
         if "minilm" in timings:
             ratio = statistics.median(timings["minilm"]) / statistics.median(timings["hash"])
             print(f"minilm p50 / hash p50 = {ratio:.2f}x (goal <= 2x)", flush=True)
+        for name in stages:
+            baseline = timings["hash"][: len(timings[name])]  # the same questions, searched in the same minutes
+            ratio = statistics.median(timings[name]) / statistics.median(baseline)
+            rescore = searchers[name].rescore
+            print(
+                f"{name} p50 / hash p50 = {ratio:.2f}x (scored from store {getattr(rescore, 'scored_from_store', 0)}, "
+                f"encoded at query {getattr(rescore, 'encoded_at_query', 0)})",
+                flush=True,
+            )
     return 0
 
 
@@ -127,6 +167,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--drawers", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--smoke", action="store_true", help="300 synthetic drawers, 10 queries (CI)")
+    parser.add_argument("--late", action="store_true", help="the late stage on (stored, query-time) vs off")
+    parser.add_argument("--querytime-queries", type=int, default=20, help="questions the query-time arm runs")
     args = parser.parse_args(argv)
     DATA = args.data
     if args.smoke:
@@ -134,7 +176,10 @@ def main(argv: list[str]) -> int:
     if not DATA.is_file():
         print(f"bench_model_search: {DATA} is missing (see ../shared/data/README.md)", file=sys.stderr)
         return 1
-    return run(args.drawers, args.queries)
+    if args.late and not os.environ.get("UNDERCROFT_ONNX_MODEL"):
+        print("bench_model_search: --late needs UNDERCROFT_ONNX_MODEL / _TOKENIZER (MiniLM)", file=sys.stderr)
+        return 1
+    return run(args.drawers, args.queries, late=args.late, querytime=args.querytime_queries)
 
 
 if __name__ == "__main__":

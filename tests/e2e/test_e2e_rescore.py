@@ -73,7 +73,7 @@ def test_a_declared_reranker_without_its_files_refuses_naming_the_variable(tmp_p
     unset = _run(home, "search", "car", **{k: v for k, v in env.items() if k != "UNDERCROFT_RERANK_MODEL"})
     assert unset.returncode == 1 and "UNDERCROFT_RERANK_MODEL is not set" in unset.stderr
     late = _run(home, "search", "car", UNDERCROFT_RERANKER="colbert")
-    assert late.returncode == 1 and "UNDERCROFT_RERANKER" in late.stderr  # the late stage is not wired: refused
+    assert late.returncode == 1 and "UNDERCROFT_COLBERT_MODEL is not set" in late.stderr  # named, not a traceback
 
 
 @pytest.mark.parametrize("runtime", ["onnx", "ort"])

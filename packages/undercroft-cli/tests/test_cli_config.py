@@ -94,16 +94,10 @@ def test_the_configuration_reference_is_rendered_for_this_build() -> None:
     ("name", "value", "says"),
     [
         (
-            "UNDERCROFT_RERANKER",
-            "colbert-ort",
-            "this build has no colbert-ort late-interaction reranker (reranker/colbert-ort); unset it",
-        ),
-        (
             "UNDERCROFT_RETRIEVAL",
             "fde",
             "this build has no fde retrieval tier (retrieval/fde); unset it or declare off",
         ),
-        ("UNDERCROFT_RERANKER", "colbert", "this build has no colbert late-interaction reranker"),
         ("UNDERCROFT_OTLP_ENDPOINT", "http://otel.example:4318", "cleartext http to the non-loopback host"),
         ("UNDERCROFT_QDRANT_URL", "http://evil.example:6333", "cleartext http to the non-loopback host"),
         ("UNDERCROFT_EMBED_DIM", "0", "0 is out of range"),

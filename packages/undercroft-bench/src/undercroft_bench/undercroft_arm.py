@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
-from undercroft_core import CrossEncoder, Drawer, Embedder, HashEmbedder, append_drawer_id
+from undercroft_core import CrossEncoder, Drawer, Embedder, HashEmbedder, LateEncoder, append_drawer_id
 from undercroft_store import DrawerWrite, Palace, Screen
 from undercroft_store.search import Searcher, SearchRequest
 
@@ -64,11 +64,14 @@ class UndercroftRetriever:
         when_from_query: bool = False,
         embedder: Embedder | None = None,
         cross_encoder: CrossEncoder | None = None,
+        late_encoder: LateEncoder | None = None,
     ) -> None:
         """Create the palace and the sealed vault (hash embedder unless given); nothing is written yet.
 
         ``cross_encoder`` attaches the product's rescore tier (`undercroft_store.search.rescore`) to the vault,
-        exactly as the CLI's composition root does for ``UNDERCROFT_RERANKER``."""
+        exactly as the CLI's composition root does for ``UNDERCROFT_RERANKER=onnx|ort``; ``late_encoder`` the
+        stored late-interaction stage (`undercroft_store.search.late`: each chunk's token matrix stored sealed
+        at write time, MaxSim over them at search), as it does for ``UNDERCROFT_RERANKER=colbert|colbert-ort``."""
         self._when_from_query = when_from_query
         self._directory = tempfile.TemporaryDirectory(prefix="undercroft-arm-")
         self._palace = Palace(Path(self._directory.name))
@@ -77,6 +80,8 @@ class UndercroftRetriever:
         self._store = self._palace.open_vault("bench", self._embedder)
         if cross_encoder is not None:
             self._store.attach_cross_encoder(cross_encoder)
+        if late_encoder is not None:
+            self._store.attach_late_encoder(late_encoder)
         self._searcher = Searcher.from_settings(self._store, self._embedder)
         self._chunk_of: dict[str, str] = {}
         self._indexed = False

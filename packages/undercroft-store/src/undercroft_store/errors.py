@@ -31,6 +31,7 @@ __all__ = [
     "IndexDamaged",
     "InvalidDrawer",
     "InvalidVaultName",
+    "LateStageMissing",
     "ManifestTampered",
     "MirrorUnavailable",
     "NothingToRemember",
@@ -173,3 +174,8 @@ class MirrorUnavailable(Error):
 
 class PlaintextPushRefused(MirrorUnavailable, InvalidInput):
     """``index push`` of an hmac-only vault without ``--allow-plaintext``: its at-rest content IS the plaintext."""
+
+
+class LateStageMissing(Error):
+    """``repair --tokens`` on a handle with no late encoder attached (``UNDERCROFT_RERANKER`` is not
+    ``colbert``/``colbert-ort``): refused before anything is written, a run failure (exit 1)."""

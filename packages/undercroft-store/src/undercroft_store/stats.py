@@ -15,6 +15,7 @@ from undercroft_store.kernel._internal.identity import recorded_identity
 from undercroft_store.kernel._internal.meta_at_rest import label_name
 from undercroft_store.kernel.label_guard import label_guard_replays
 from undercroft_store.kernel.tier_tables import read_generation
+from undercroft_store.kernel.token_table import count_rows
 
 __all__ = ["CeilingReport", "VaultStats", "vault_stats"]
 
@@ -46,7 +47,8 @@ class VaultStats:
     ``chain_records`` is the audit-chain height; ``writes`` is the same number under its deprecated name.
     ``embed_failures`` counts the zero vectors this handle's embedder degraded to since the vault opened;
     ``rerank_failures`` the cross-encoder scores degraded since the stage was attached and ``late_failures``
-    the late encoder's empty matrices (both 0 when the stage is not attached).
+    the late encoder's empty matrices (both 0 when the stage is not attached); ``token_matrices`` the late
+    stage's stored matrices.
     ``chain_ceiling`` is ``UNDERCROFT_AUDIT_CEILING`` (None when undeclared) and ``chain_over_ceiling`` the
     verdict on it — reported, never enforced; ``chain_replays`` counts this handle's full audit-chain replays
     by the label guard (one in steady state; a rising count is a second writer under a long-lived handle).
@@ -75,7 +77,8 @@ class VaultStats:
     heals: list[str] = field(default_factory=list)  # the heal log (meta.heals): what writable opens repaired
     index_generation: int | None = None  # the PQ tier's codebook generation at rest (None: no tier stored)
     rerank_failures: int = 0
-    late_failures: int = 0  # no late-interaction stage is attached by this build yet: always 0
+    late_failures: int = 0
+    token_matrices: int = 0  # the late stage's stored matrices (`kernel.token_table`; 0: the stage never ran)
 
     def taxonomy(self) -> dict[str, dict[str, int]]:
         """Wing → room → drawers, from the ``wing/room`` counts (the quarantine wing's rooms excluded)."""
@@ -107,6 +110,7 @@ class VaultStats:
             f"embed failures: {self.embed_failures}",
             f"rerank failures: {self.rerank_failures}",
             f"late failures:  {self.late_failures}",
+            f"token matrices: {self.token_matrices}",
             f"unhealed:       {len(self.unhealed)}",
         ]
         lines += [f"  {line}" for line in self.unhealed]
@@ -138,6 +142,7 @@ def vault_stats(context: VaultContext, unhealed: list[str]) -> VaultStats:
         identity = recorded_identity(context)
         heals = recorded_heals(connection)
         index_generation = _index_generation(context)
+        token_matrices = count_rows(connection)
     finally:
         connection.execute("COMMIT")
     drawers = sum(wings.values()) + quarantined
@@ -165,7 +170,15 @@ def vault_stats(context: VaultContext, unhealed: list[str]) -> VaultStats:
         heals=heals,
         index_generation=index_generation,
         rerank_failures=_rerank_failures(context),
+        late_failures=_late_failures(context),
+        token_matrices=token_matrices,
     )
+
+
+def _late_failures(context: VaultContext) -> int:
+    """The attached late encoder's empty matrices since it was attached to this handle (0: none attached)."""
+    encoder = context.late_encoder
+    return 0 if encoder is None else encoder.late_failures - context.late_failures_at_attach
 
 
 def _rerank_failures(context: VaultContext) -> int:

@@ -20,7 +20,7 @@ from undercroft_core.chunking import chunk
 from undercroft_core.drawer import Drawer
 from undercroft_core.embedder import Embedder
 from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id, validate_drawer_id
-from undercroft_core.model_roles import CrossEncoder
+from undercroft_core.model_roles import CrossEncoder, LateEncoder
 from undercroft_core.normalisation import is_blank, normalise
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_obs import names
@@ -50,6 +50,8 @@ from undercroft_store.kernel._internal.structure import guard_scope_index
 from undercroft_store.kernel._internal.vectors import unpack_row
 from undercroft_store.kernel.screening import Screen, Screening
 from undercroft_store.kernel.seams import verifier
+from undercroft_store.kernel.tier_tables import Envelope
+from undercroft_store.kernel.token_table import Matrix, read_blobs, unpack_matrix
 from undercroft_store.kernel.trust import Floor, read_floor
 from undercroft_store.kernel.verdict import VerifyReport
 from undercroft_store.kernel.writes import DrawerWrite, WriteResult, delete_drawers, record_embedder, write_drawers
@@ -175,6 +177,27 @@ class VaultStore:
         context = self._live()
         context.cross_encoder = encoder
         context.rerank_failures_at_attach = encoder.rerank_failures
+
+    @property
+    def late_encoder(self) -> LateEncoder | None:
+        """The late-interaction stage's encoder attached to this handle (None: no stage; `search.late`)."""
+        return self._live().late_encoder
+
+    def attach_late_encoder(self, encoder: LateEncoder, *, backend: str = "onnx") -> None:
+        """Store each written drawer's token matrix and rescore searches by MaxSim over them (`search.late`).
+
+        From this call on, every drawer this handle writes gets its matrix encoded once and stored sealed under
+        ``{id}/tok`` (`kernel.token_table`); drawers written before it are backfilled by ``repair --tokens``.
+        ``stats().late_failures`` counts the matrices the role degraded to empty since this call; ``backend``
+        (``onnx`` or ``ort``) labels ``late_failures_total``."""
+        if not isinstance(encoder, LateEncoder):
+            raise TypeError(f"a late encoder implements undercroft_core.model_roles.LateEncoder, got {encoder!r}")
+        if not 0 < len(encoder.name.encode("utf-8")) <= 255:  # the name is stored inside every matrix
+            raise InvalidDrawer(f"a late encoder's name is 1 to 255 UTF-8 bytes, got {encoder.name!r}")
+        context = self._live()
+        context.late_encoder = encoder
+        context.late_failures_at_attach = encoder.late_failures
+        context.late_backend = backend
 
     def record_embedder(self) -> None:
         """Record this handle's embedder identity now, before any drawer (see `writes.record_embedder`)."""
@@ -358,6 +381,17 @@ class VaultStore:
                 raise InvalidDrawer(f"hydrate_many takes seq numbers, got {type(seq).__name__}")
             wanted.append(int(seq))
         return _hydrate_many(context, wanted)
+
+    def token_matrices(self, seqs: Sequence[int]) -> dict[int, Matrix | None]:
+        """The late stage's stored matrices of ``seqs`` (`kernel.token_table`), each opened under its drawer's
+        ``{id}/tok`` domain: a seq holding none is absent, one whose blob fails its seal or format maps to None
+        (never trusted: the caller encodes that drawer again, verify names it). Whether a matrix is *current*
+        (same encoder, same content) is the caller's check (`Matrix.current`), against the verified content."""
+        context = self._live()
+        stored = read_blobs(context.connection, [int(seq) for seq in seqs])
+        domains = [Domain.tokens(drawer_id) for drawer_id, _ in stored.values()]
+        plains = Envelope(context).open_each(domains, [blob for _, blob in stored.values()])  # one batched open
+        return {seq: None if plain is None else unpack_matrix(plain) for seq, plain in zip(stored, plains, strict=True)}
 
     def iter_embeddings(self) -> EmbeddingMatrix:
         """Every embedding decrypted once (sealed blobs open under ``{id}/emb``, bound to their id)."""

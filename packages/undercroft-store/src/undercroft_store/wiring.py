@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING
 from undercroft_config import settings
 from undercroft_config.values import Admission
 
+from undercroft_store.integrity.tokens import token_leg
 from undercroft_store.integrity.verify import verify_vault
-from undercroft_store.kernel import seams, snapshot_table, tier_tables
+from undercroft_store.kernel import seams, snapshot_table, tier_tables, token_table
 from undercroft_store.kernel._internal.governance import has_per_handle
 from undercroft_store.kernel.trust import reseal_trust_rows
 from undercroft_store.memory.kg.rotation import RESEAL_HOOKS
@@ -60,11 +61,11 @@ class _Screen:
 
     def divert(
         self, context: VaultContext, batch: list[object]
-    ) -> tuple[list[object], Callable[[str], list[AuditRow]] | None, dict[str, str]]:
+    ) -> tuple[list[object], Callable[[str], list[AuditRow]] | None, dict[str, seams.Diverted]]:
         """`governance.quarantine.divert`."""
         if _screen_is_off(context):
             return batch, None, {}  # quarantine.divert's own answer with the screen off: the batch, unchanged
-        diverted: tuple[list[object], Callable[[str], list[AuditRow]] | None, dict[str, str]]
+        diverted: tuple[list[object], Callable[[str], list[AuditRow]] | None, dict[str, seams.Diverted]]
         diverted = _quarantine().divert(context, batch)
         return diverted
 
@@ -116,6 +117,7 @@ seams.install_verifier(verify_vault)
 seams.register_verify_leg(seams.VerifyLeg("queue_failures", _check_queue_rows))
 seams.register_verify_leg(seams.VerifyLeg("surfaces", check_surfaces))
 seams.register_verify_leg(seams.VerifyLeg("index_tier", _tier_leg))
+seams.register_verify_leg(seams.VerifyLeg("tokens", token_leg))
 seams.register_repair_step("index_tier", _rebuild_tier)
 seams.register_verify_leg(seams.VerifyLeg("search_snapshot", snapshot_table.snapshot_leg))
 seams.register_repair_step("search_snapshot", snapshot_table.repair_snapshot)
@@ -126,5 +128,6 @@ for _table, _hook in {
     "wing_trust": reseal_trust_rows,
     **dict.fromkeys(tier_tables.TIER_TABLES, _drop_tier_on_rotation),  # derived: dropped, rebuilt under the new keys
     snapshot_table.SNAPSHOT_TABLE: snapshot_table.drop_on_rotation,  # derived: dropped, rebuilt at the next open
+    token_table.TOKEN_TABLE: token_table.reseal_on_rotation,  # re-sealed: a matrix costs a model forward
 }.items():
     seams.register_resealer(_table, _hook)

@@ -30,7 +30,7 @@ from undercroft_config import Build, Capability, CheckReport, check, settings, s
 from undercroft_core.embedder import Embedder
 from undercroft_core.external_embedder import EXTERNAL_PREFIX, ExternalEmbedder
 from undercroft_core.hash_embedder import HashEmbedder
-from undercroft_core.model_roles import CrossEncoder
+from undercroft_core.model_roles import CrossEncoder, LateEncoder
 from undercroft_store import Palace, VaultNotFound, VaultStore
 from undercroft_store.kernel.mirror import Mirror
 
@@ -108,6 +108,9 @@ _EMBEDDERS: Final[Mapping[Capability, EmbedderFactory]] = {
 _MODEL_RERANKERS: Final = (
     (Capability.RERANKER_ONNX, "undercroft_embed_onnx", "OnnxCrossEncoder"),
     (Capability.RERANKER_ORT, "undercroft_embed_ort", "OrtCrossEncoder"),
+    # The late-interaction stage (`undercroft_store.search.late`): token matrices stored at write time.
+    (Capability.RERANKER_COLBERT, "undercroft_embed_onnx", "OnnxLateEncoder"),
+    (Capability.RERANKER_COLBERT_ORT, "undercroft_embed_ort", "OrtLateEncoder"),
 )
 _RERANKERS: Final[Mapping[Capability, tuple[str, str]]] = {
     capability: (distribution, factory)
@@ -137,8 +140,8 @@ _TELEMETRY: Final = (
 #: The served-model roles beside the embedders: the tier-2 admission advisor (`served.build_advisor`).
 _SERVED_ROLES: Final = (Capability.ADMISSION_ADVISOR,)
 
-#: What this build has: every component wired above. The late-interaction (colbert) stage and the fde tier are
-#: not wired yet, so declaring one refuses at start.
+#: What this build has: every component wired above. The fde tier is not wired yet, so declaring it refuses
+#: at start.
 BUILD: Final = Build.of([*_EMBEDDERS, *_RERANKERS, *_RETRIEVAL_TIERS, *_INDEXES, *_SERVED_ROLES, *_TELEMETRY])
 
 
@@ -180,21 +183,27 @@ def pick_embedder(env: Mapping[str, str] | None = None) -> Embedder:
 
 #: One cross-encoder per process and declaration: serve-http's vaults share one model (the documents' "one
 #: shared model across vaults"), and each handle counts its own failures from the moment it is attached.
-_BUILT_RERANKERS: dict[tuple[str, ...], CrossEncoder] = {}
+_BUILT_RERANKERS: dict[tuple[str, ...], CrossEncoder | LateEncoder] = {}
 _RERANK_VARIABLES: Final = (
     "UNDERCROFT_RERANKER",
     "UNDERCROFT_RERANK_MODEL",
     "UNDERCROFT_RERANK_TOKENIZER",
     "UNDERCROFT_RERANK_NAME",
+    "UNDERCROFT_COLBERT_MODEL",
+    "UNDERCROFT_COLBERT_QUERY_MODEL",
+    "UNDERCROFT_COLBERT_TOKENIZER",
+    "UNDERCROFT_COLBERT_NAME",
     "UNDERCROFT_ORT_POOL",
 )
 
 
-def pick_reranker(env: Mapping[str, str] | None = None) -> CrossEncoder | None:
-    """The cross-encoder ``UNDERCROFT_RERANKER=onnx|ort`` declares (None: no rescore stage), built once.
+def pick_reranker(env: Mapping[str, str] | None = None) -> CrossEncoder | LateEncoder | None:
+    """The second stage ``UNDERCROFT_RERANKER`` declares (None: none), built once per process.
 
-    ``UNDERCROFT_RERANK_MODEL`` / ``_TOKENIZER`` / ``_NAME`` locate it; a missing file refuses naming its
-    variable (exit 1). Its distribution is imported here, only when declared.
+    ``onnx|ort``: a cross-encoder that ``UNDERCROFT_RERANK_MODEL`` / ``_TOKENIZER`` / ``_NAME`` locate;
+    ``colbert|colbert-ort``: a late encoder that ``UNDERCROFT_COLBERT_MODEL`` / ``_QUERY_MODEL`` /
+    ``_TOKENIZER`` / ``_NAME`` locate. A missing file refuses naming its variable (exit 1). Its distribution
+    is imported here, only when declared.
     """
     source = os.environ if env is None else env
     declared = settings.reranker(source)
@@ -214,9 +223,15 @@ def pick_reranker(env: Mapping[str, str] | None = None) -> CrossEncoder | None:
 
 
 def attach_reranker(store: VaultStore, env: Mapping[str, str] | None = None) -> None:
-    """Attach the declared cross-encoder to ``store`` (nothing when ``UNDERCROFT_RERANKER`` is unset)."""
+    """Attach the declared second stage to ``store`` (nothing when ``UNDERCROFT_RERANKER`` is unset).
+
+    A late encoder (``colbert|colbert-ort``) makes every write through ``store`` store its drawers' token
+    matrices and every search rescore by MaxSim over them (`undercroft_store.search.late`)."""
     encoder = pick_reranker(env)
-    if encoder is not None:
+    if isinstance(encoder, LateEncoder):
+        declared = settings.reranker(os.environ if env is None else env)
+        store.attach_late_encoder(encoder, backend="ort" if declared == "colbert-ort" else "onnx")
+    elif encoder is not None:
         store.attach_cross_encoder(encoder)
 
 

@@ -9,7 +9,7 @@ import click
 from undercroft_store import DEFAULT_VAULT
 from undercroft_store.integrity.repair import Progress, repair_vault
 
-from undercroft_cli._internal.composition import open_palace, vault_embedder
+from undercroft_cli._internal.composition import attach_reranker, open_palace, pick_reranker, vault_embedder
 from undercroft_cli._internal.egress import served_egress
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
 
@@ -30,17 +30,33 @@ def terminal_progress() -> Progress:
             click.echo(f"\r{step}: {done}/{total}", nl=done >= total, err=True)
         elif step == "reembed":
             click.echo(f"repair: re-embedded {done}/{total}", err=True)
+        elif step == "tokens":
+            click.echo(f"repair: token matrices {done}/{total}", err=True)
 
     return show
 
 
 @click.command("repair")
 @click.option("--vault", default=DEFAULT_VAULT, show_default=True)
+@click.option(
+    "--tokens",
+    is_flag=True,
+    help="Also build every missing or stale token matrix of the late stage (UNDERCROFT_RERANKER=colbert|colbert-ort).",
+)
 @click.option("--json", "as_json", is_flag=True)
-def repair_command(vault: str, as_json: bool) -> int:
+def repair_command(vault: str, tokens: bool, as_json: bool) -> int:
     """Backfill embeddings, fingerprints and FTS rows; re-embed a forced embedder swap; vacuum; verify."""
+    pick_reranker()  # a declared-but-unusable stage refuses before the vault opens
     with open_palace() as palace:
         embedder = vault_embedder(palace, vault)
-        report = repair_vault(palace, vault, embedder, progress=terminal_progress(), after=served_egress(embedder))
+        report = repair_vault(
+            palace,
+            vault,
+            embedder,
+            progress=terminal_progress(),
+            after=served_egress(embedder),
+            prepare=attach_reranker,
+            tokens=tokens,
+        )
     click.echo(json.dumps(report.to_dict()) if as_json else report.render())
     return EXIT_OK if report.ok else EXIT_INTEGRITY

@@ -133,6 +133,7 @@ class VerifyReport(Reply):
     order_drift: list[str]
     index_tier: list[str]
     search_snapshot: list[str]
+    tokens: dict[str, Any] | None
     append_counter: str
     lines: list[str]
     raw: dict[str, Any] = field(repr=False, compare=False)

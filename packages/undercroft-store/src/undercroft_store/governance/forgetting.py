@@ -204,6 +204,11 @@ def forget(
     wanted, why = _check_ids(ids), _check_reason(reason)
     with audited(context) as records:
         receipt = forget_within(context, records, wanted, signer=signer, reason=why, admission_ruling=admission_ruling)
+    # SQLite's secure_delete zeroes the destroyed cells (content, embedding, token matrix) in the pages this
+    # commit wrote to the WAL, but the older WAL frames and the main file's copies of those pages still hold the
+    # bytes until a checkpoint copies the zeroed pages over them and the WAL restarts: do it now, not at some
+    # later close (a reader's open snapshot can hold it back; the next checkpoint then completes it).
+    context.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     for _ in wanted:  # the delete path's signals, after the commit as it emits them
         obs.increment(names.DRAWER_DELETES_TOTAL)
         obs.emit(names.EVENT_DRAWER_DELETED, vault=context.vault_id)

@@ -15,9 +15,12 @@ the HMAC envelope — and reads its source through the verified reader, so a tam
    restored row) is set one past the highest, so the next save is handed a fresh index again;
 4. **reindex** — when SQLite's ``integrity_check`` or the scope-index check finds an index that disagrees
    with its table, ``REINDEX`` rebuilds every index from the table rows (VACUUM alone would copy the damage);
-5. **vacuum** — ``VACUUM`` (bytes before and after, each measured after a WAL checkpoint as the database
+5. **tokens** — the late stage's stored matrices (`integrity.tokens`): a matrix failing its seal or left by a
+   gone drawer is dropped; with ``tokens=True`` (``repair --tokens``) every missing or stale one is encoded by
+   the attached late encoder, a committed transaction per batch (resumable: done matrices are current);
+6. **vacuum** — ``VACUUM`` (bytes before and after, each measured after a WAL checkpoint as the database
    file plus its WAL, so a vacuum's own un-checkpointed WAL is never counted as growth);
-6. **verify** — every leg, SQLite's full ``integrity_check`` included; the report carries its verdict (the
+7. **verify** — every leg, SQLite's full ``integrity_check`` included; the report carries its verdict (the
    CLI exits 2 when it fails).
 """
 
@@ -33,8 +36,9 @@ from undercroft_core.ids import ID_RECIPE_APPEND
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_vault import Domain, IntegrityFailure, constant_time_equal, fingerprint
 
-from undercroft_store.errors import RecordTampered
+from undercroft_store.errors import LateStageMissing, RecordTampered
 from undercroft_store.integrity.resume import clear_marker, marker, resumed_seq
+from undercroft_store.integrity.tokens import TokenRepair, repair_tokens
 from undercroft_store.integrity.verify import VerifyReport, verify_vault
 from undercroft_store.kernel import seams
 from undercroft_store.kernel._internal.context import VaultContext
@@ -56,7 +60,8 @@ __all__ = ["REPAIR_BATCH", "Progress", "RepairReport", "repair_context", "repair
 
 #: Drawers re-embedded per transaction.
 REPAIR_BATCH: Final = 500
-#: A progress callback: ``(step, done, total)``; steps ``check``, ``embed`` (a backfill), ``reembed`` (a swap).
+#: A progress callback: ``(step, done, total)``; steps ``check``, ``embed`` (a backfill), ``reembed`` (a swap),
+#: ``tokens`` (``repair --tokens``).
 Progress = Callable[[str, int, int], None]
 _SCALE_BYTES: Final = 4
 
@@ -79,6 +84,7 @@ class RepairReport:
     append_counter_restored: int = 0  # how far meta.append_counter was behind (0: it was not)
     indexes_rebuilt: list[str] = field(default_factory=list)  # what made REINDEX run (empty: it did not)
     index_tier: str | None = None  # the candidate tier's rebuild (None: no tier stored)
+    tokens: TokenRepair | None = None  # the late stage's matrices (None: none stored, none asked for)
     search_snapshot: str | None = None  # a search snapshot failing at rest, deleted (None: nothing to do)
     bytes_before: int = 0
     bytes_after: int = 0
@@ -106,6 +112,7 @@ class RepairReport:
             "append_counter_restored": self.append_counter_restored,
             "indexes_rebuilt": list(self.indexes_rebuilt),
             "index_tier": self.index_tier,
+            "tokens": None if self.tokens is None else self.tokens.to_dict(),
             "search_snapshot": self.search_snapshot,
             "bytes_before": self.bytes_before,
             "bytes_after": self.bytes_after,
@@ -132,6 +139,13 @@ class RepairReport:
         ]
         if self.index_tier is not None:
             lines.insert(-1, f"index tier:            {self.index_tier}")
+        if self.tokens is not None:
+            t = self.tokens
+            lines.insert(
+                -1,
+                f"token matrices:        {t.built} built, {t.current} current, {t.dropped} dropped, "
+                f"{t.failures} failed",
+            )
         if self.search_snapshot is not None:
             lines.insert(-1, f"search snapshot:       {self.search_snapshot}")
         if self.verify is not None:
@@ -218,9 +232,17 @@ def _rebuild_tier(context: VaultContext, step: seams.RepairStep) -> str | None:
 
 
 def repair_context(
-    context: VaultContext, *, progress: Progress | None = None, batch: int = REPAIR_BATCH
+    context: VaultContext, *, progress: Progress | None = None, batch: int = REPAIR_BATCH, tokens: bool = False
 ) -> RepairReport:
-    """Run every repair step on an open writable vault (``batch`` drawers re-embedded per transaction)."""
+    """Run every repair step on an open writable vault (``batch`` drawers re-embedded per transaction).
+
+    ``tokens`` also builds every missing or stale token matrix with the handle's late encoder (refused, before
+    anything is written, when none is attached)."""
+    if tokens and context.late_encoder is None:
+        raise LateStageMissing(
+            "repair --tokens needs the late-interaction stage: declare UNDERCROFT_RERANKER=colbert|colbert-ort "
+            "and its UNDERCROFT_COLBERT_MODEL / _TOKENIZER"
+        )
     tick = progress or (lambda _step, _done, _total: None)
     tier_step = seams.repair_step("index_tier")  # an unwired step refuses here, before anything is written
     snapshot_step = seams.repair_step("search_snapshot")
@@ -289,6 +311,7 @@ def repair_context(
     _restore_counter(context, highest, report)
     _rebuild_indexes(context, report)
     report.index_tier = _rebuild_tier(context, tier_step)
+    report.tokens = repair_tokens(context, build=tokens, batch=batch, progress=tick)
     report.search_snapshot = snapshot_step(context)
     context.connection.execute("VACUUM")
     context.generation += 1
@@ -306,15 +329,21 @@ def repair_vault(
     progress: Progress | None = None,
     after: Callable[[VaultStore], None] | None = None,
     batch: int = REPAIR_BATCH,
+    prepare: Callable[[VaultStore], None] | None = None,
+    tokens: bool = False,
 ) -> RepairReport:
     """Open vault `name` writable with `embedder` (forced when the palace is) and repair it.
 
     ``after`` runs once the repair committed or failed, on the still-open handle (the served embedder's
     ``egress/embed/repair`` record is appended there, so an aborted repair still records what left).
+    ``prepare`` runs on the handle first (the composition root attaches the late encoder there); ``tokens``
+    builds the missing or stale token matrices (``repair --tokens``).
     """
     with palace.open_vault(name, embedder) as store:
+        if prepare is not None:
+            prepare(store)
         try:
-            report = repair_context(store._context, progress=progress, batch=batch)
+            report = repair_context(store._context, progress=progress, batch=batch, tokens=tokens)
         finally:
             if after is not None:
                 after(store)

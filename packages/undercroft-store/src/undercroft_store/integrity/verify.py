@@ -54,9 +54,9 @@ __all__ = ["FEATURE_LEGS", "VerifyReport", "verify_vault"]
 
 #: The report fields the features' registered legs fill (`kernel.seams.register_verify_leg`): the admission
 #: queue (governance.quarantine), the memory surfaces (memory.kg.verify), the candidate tier's sealed
-#: artifacts (search.tiers.integrity) and the sealed search snapshot (kernel.snapshot_table). Verify refuses
-#: when one is unwired.
-FEATURE_LEGS: tuple[str, ...] = ("queue_failures", "surfaces", "index_tier", "search_snapshot")
+#: artifacts (search.tiers.integrity), the sealed search snapshot (kernel.snapshot_table) and the late stage's
+#: token matrices (integrity.tokens). Verify refuses when one is unwired.
+FEATURE_LEGS: tuple[str, ...] = ("queue_failures", "surfaces", "index_tier", "search_snapshot", "tokens")
 
 
 # The embedding column is read only where its leg runs (sealed vaults: it must open under {id}/emb).

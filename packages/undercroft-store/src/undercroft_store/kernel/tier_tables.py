@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from undercroft_vault import BatchOpenFailed, Domain, IntegrityFailure
+from undercroft_vault import BatchOpenFailed, Domain, IntegrityFailure, VaultKeys
 
 from undercroft_store.kernel._internal.context import VaultContext
 
@@ -37,6 +37,7 @@ __all__ = [
     "read_generation",
     "row_domain",
     "tables_exist",
+    "tag_for",
 ]
 
 META_TABLE: Final = "tier_pq_meta"
@@ -106,9 +107,12 @@ class Envelope:
         return opened
 
     def _tag(self, domain: Domain, plain: bytes) -> bytes:
-        context = self._context
-        message = _TAG_PREFIX + domain.aad(context.vault_id) + plain
-        return hmac.digest(context.keys.mac.buffer(), message, "sha256")
+        return tag_for(self._context.keys, self._context.vault_id, domain, plain)
+
+
+def tag_for(keys: VaultKeys, vault_id: str, domain: Domain, plain: bytes) -> bytes:
+    """The hmac-only blob tag of ``plain`` under ``domain`` and ``keys`` (rotation re-tags with the new keys)."""
+    return hmac.digest(keys.mac.buffer(), _TAG_PREFIX + domain.aad(vault_id) + plain, "sha256")
 
 
 def tables_exist(connection: sqlite3.Connection) -> bool:

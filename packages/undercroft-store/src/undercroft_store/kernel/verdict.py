@@ -54,6 +54,7 @@ class VerifyReport:
     fingerprint_drift: list[str] = field(default_factory=list)  # stored fingerprint != keyed fingerprint
     order_drift: list[str] = field(default_factory=list)  # seq out of the chain's creation order
     index_tier: list[str] = field(default_factory=list)  # tier artifacts failing their seal (search.tiers)
+    tokens: LegVerdict | None = None  # the late stage's stored matrices (integrity.tokens; None: none stored)
     search_snapshot: list[str] = field(default_factory=list)  # the sealed search snapshot failing at rest
     append_counter: str = ""  # empty when meta.append_counter lies above every live append index
 
@@ -90,6 +91,7 @@ class VerifyReport:
             or self.order_drift
             or self.append_counter
             or self.index_tier
+            or (self.tokens is not None and not self.tokens.ok)
             or self.search_snapshot
         )
 
@@ -130,6 +132,8 @@ class VerifyReport:
         if self.sqlite_findings and " could not run: " not in self.sqlite_findings[0]:
             lines.append("  the row legs above did not run: SQLite's own check failed first (see the runbook)")
         lines.append(f"append counter:   {'BEHIND: ' + self.append_counter if self.append_counter else 'ok'}")
+        if self.tokens is not None:
+            lines += self.tokens.lines()
         if self.surfaces is not None:
             lines += self.surfaces.lines()
         lines.append("VERIFY OK" if self.ok else "VERIFY FAILED")

@@ -52,6 +52,10 @@ from undercroft_store.kernel._internal.write_decision import (
 from undercroft_store.kernel.screening import Bypass, BypassReason, Screen, Screening
 from undercroft_store.kernel.seams import Diverted, write_screen
 from undercroft_store.kernel.snapshot_table import drop_rows as drop_search_snapshot
+from undercroft_store.kernel.tier_tables import Envelope
+from undercroft_store.kernel.token_table import delete_seqs as drop_token_rows
+from undercroft_store.kernel.token_table import pack_matrix
+from undercroft_store.kernel.token_table import write_rows as write_token_rows
 
 __all__ = [
     "MAX_BATCH",
@@ -114,6 +118,7 @@ class _Prepared:
     embedding: bytes
     fingerprint: bytes
     tag: bytes
+    tokens: bytes | None = None  # the late stage's packed matrix (None: no encoder attached, or it failed)
 
 
 # A drawer's packed embedding row: supplied (validated) or still to embed (None).
@@ -201,8 +206,9 @@ def _prepare(context: VaultContext, items: Sequence[Incoming], packed: Sequence[
     """Embed what has no vector, then seal (sealed vaults) and tag: the meta and fingerprint were encoded once."""
     keys, sealer, sealed = context.keys, context.sealer, context.sealed
     embeddings = _embed_missing(context, [item.drawer for item in items], packed)
+    matrices = _encode_tokens(context, [item.drawer for item in items])
     prepared: list[_Prepared] = []
-    for item, embedding in zip(items, embeddings, strict=True):
+    for item, embedding, tokens in zip(items, embeddings, matrices, strict=True):
         drawer_id = item.drawer.id
         if sealed:
             at_rest = sealer.seal(Domain.content(drawer_id), item.plain)
@@ -212,8 +218,40 @@ def _prepare(context: VaultContext, items: Sequence[Incoming], packed: Sequence[
         # The tag covers the meta AT REST (sealed on a sealed vault), as it covers the content at rest.
         meta = seal_meta(context, drawer_id, item.meta)
         tag = compute_tag(keys, drawer_id, meta, at_rest)
-        prepared.append(_Prepared(item.drawer, meta, at_rest, embedding, item.fingerprint, tag))
+        prepared.append(_Prepared(item.drawer, meta, at_rest, embedding, item.fingerprint, tag, tokens))
     return prepared
+
+
+def _encode_tokens(context: VaultContext, drawers: Sequence[Drawer]) -> list[bytes | None]:
+    """The late stage's packed matrix of each drawer, encoded once at write time (`kernel.token_table`).
+
+    None for every drawer when no late encoder is attached; None for a drawer whose matrix degraded to empty
+    (counted in ``late_failures`` by the role): the write lands, and ``repair --tokens`` backfills it."""
+    encoder = context.late_encoder
+    if encoder is None or not drawers:
+        return [None] * len(drawers)
+    before = encoder.late_failures
+    try:
+        matrices = list(encoder.encode_documents([drawer.content for drawer in drawers]))
+    except Exception:  # noqa: BLE001 - a role that breaks its no-raise contract must not cost the write
+        matrices = []
+    failed = encoder.late_failures - before
+    if failed > 0 and context.late_backend in names.RERANK_BACKENDS:
+        obs.increment(names.LATE_FAILURES_TOTAL, failed, backend=context.late_backend, side="doc")
+    if len(matrices) != len(drawers):
+        return [None] * len(drawers)  # nothing stored: repair --tokens backfills, the search encodes in RAM
+    return [
+        _packed(encoder.name, encoder.dimension, drawer.content, matrix)
+        for drawer, matrix in zip(drawers, matrices, strict=True)
+    ]
+
+
+def _packed(name: str, dimension: int, content: str, matrix: NDArray[np.floating]) -> bytes | None:
+    """The stored form of one matrix, or None for one not worth storing (empty, non-finite, another width)."""
+    array = np.asarray(matrix)
+    if array.ndim != 2 or array.shape[0] == 0 or array.shape[1] != dimension or not np.isfinite(array).all():
+        return None
+    return pack_matrix(name, content, array)
 
 
 def record_embedder(context: VaultContext) -> None:
@@ -273,6 +311,13 @@ def _upsert(context: VaultContext, items: list[_Prepared]) -> dict[str, int]:
         ],
     )
     seqs = _seqs(context, [i.drawer.id for i in items])
+    # A rewritten drawer's old matrix never outlives its old text: replaced by the new one, or dropped.
+    drop_token_rows(connection, [seqs[i.drawer.id] for i in items if i.tokens is None])
+    write_token_rows(
+        connection,
+        Envelope(context),
+        [(seqs[i.drawer.id], i.drawer.id, i.tokens) for i in items if i.tokens is not None],
+    )
     if not context.sealed:
         connection.executemany("DELETE FROM drawers_fts WHERE rowid = ?", [(seqs[i.drawer.id],) for i in items])
         connection.executemany(
@@ -550,6 +595,7 @@ def _delete_rows(context: VaultContext, wanted: Sequence[str], at: str, *, allow
         label = f"delete/{drawer_id}"
         tombstone = compute_tag(context.keys, label, at.encode("ascii"), bytes(row[2]))
         connection.execute("DELETE FROM drawers WHERE id = ?", (drawer_id,))
+        drop_token_rows(connection, [int(row[0])])  # the matrix is derived from the content: gone with it
         if not context.sealed:
             connection.execute("DELETE FROM drawers_fts WHERE rowid = ?", (int(row[0]),))
         connection.execute(

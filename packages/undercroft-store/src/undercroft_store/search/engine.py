@@ -46,6 +46,7 @@ from undercroft_store.search.fts import fts_joiners
 from undercroft_store.search.fusion import FusionPolicy, recency_by_share, semantic_scores
 from undercroft_store.search.gate import admit, resolve_gate
 from undercroft_store.search.hits import SearchHit, SearchResult, elapsed_days
+from undercroft_store.search.late import LateRescore
 from undercroft_store.search.lexical import LexicalQuery, score_pool
 from undercroft_store.search.lexicon import Lexicon
 from undercroft_store.search.postings import Postings
@@ -77,6 +78,18 @@ def _filed(drawer: Drawer) -> datetime:
     return datetime.fromisoformat(drawer.filed_at.replace("Z", "+00:00"))
 
 
+def _rescore_stage(store: VaultStore, env: Mapping[str, str] | None) -> CrossEncoderRescore | LateRescore | None:
+    """The second stage the composition root attached to ``store``: late interaction over the stored matrices
+    (``UNDERCROFT_LATE_TOP_N`` deep), else a cross-encoder (``UNDERCROFT_RERANK_TOP_N``), else none."""
+    declared = str(settings.reranker(env) or "")
+    if store.late_encoder is not None:
+        backend = "ort" if declared == "colbert-ort" else "onnx"
+        return LateRescore(store, store.late_encoder, settings.late_top_n(env), backend=backend)
+    if store.cross_encoder is not None:
+        return CrossEncoderRescore(store.cross_encoder, settings.rerank_top_n(env), backend=declared or "onnx")
+    return None
+
+
 class Searcher:
     """Hybrid search over one opened vault. Holds the vault's decrypt-once embedding cache: keep one per handle."""
 
@@ -96,7 +109,7 @@ class Searcher:
         retrieval: str | None = None,
         tier_options: TierOptions | None = None,
         mirror: Mirror | None = None,
-        rescore: CrossEncoderRescore | None = None,
+        rescore: CrossEncoderRescore | LateRescore | None = None,
     ) -> None:
         """Bind the pipeline to ``store``; ``gate``/``fusion.floor`` default to the embedder's own calibration.
 
@@ -108,7 +121,8 @@ class Searcher:
         ``pq`` or ``hnsw``; None: the full scan). ``mirror`` (injected by the composition root) makes every
         search draw its candidate ids from that remote mirror instead (`search.tiers.remote`): the mirror must
         exist and hold this vault's embedding space, or the search refuses (`MirrorUnavailable`). ``rescore``
-        re-orders the top of the fused ranking with a cross-encoder (`search.rescore`).
+        re-orders the top of the fused ranking with a cross-encoder (`search.rescore`) or by MaxSim over the
+        stored token matrices (`search.late`).
         """
         self._store = store
         self._embedder = embedder
@@ -186,11 +200,7 @@ class Searcher:
                 train_source_cap=settings.train_source_cap(env),
             ),
             mirror=mirror,
-            rescore=None
-            if store.cross_encoder is None
-            else CrossEncoderRescore(
-                store.cross_encoder, settings.rerank_top_n(env), backend=str(settings.reranker(env) or "onnx")
-            ),
+            rescore=_rescore_stage(store, env),
         )
 
     def _drawing_tier(self) -> tuple[NDArray[np.int64], CandidateTier]:
@@ -470,7 +480,16 @@ class Searcher:
             order = np.lexsort((drawn_seqs[chosen_rows], -scores[chosen_rows], demoted))
             positions = chosen_rows[order].tolist()
         trace.mark("fuse")
-        if self.rescore is not None and request.query.strip():
+        if isinstance(self.rescore, LateRescore) and request.query.strip():
+            positions = self.rescore.reorder(
+                request.query,
+                positions,
+                lambda window: self._contents(read, drawn_seqs, window),
+                seqs=lambda window: [int(drawn_seqs[i]) for i in window],
+                demoted=lambda i: promote and i not in in_window,
+            )
+            trace.mark("rescore")
+        elif isinstance(self.rescore, CrossEncoderRescore) and request.query.strip():
             positions = self.rescore.reorder(
                 request.query,
                 positions,

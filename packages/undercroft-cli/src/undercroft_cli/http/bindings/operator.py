@@ -27,7 +27,7 @@ from undercroft_store.memory.kg.authority import declare_authority
 from undercroft_store.memory.kg.facts import AUTHORITY_CLASSES, REVIEW_STATES
 from undercroft_vault.manifest import LEVELS
 
-from undercroft_cli._internal.composition import INDEX_BACKENDS, open_mirror
+from undercroft_cli._internal.composition import INDEX_BACKENDS, attach_reranker, open_mirror
 from undercroft_cli._internal.egress import record_export
 from undercroft_cli._internal.served import build_chat_model
 from undercroft_cli._internal.transfer_format import parse_export
@@ -182,8 +182,11 @@ def _verify_forgetting(call: Call) -> Any:
 # --- maintenance / portability -----------------------------------------------------------------------
 def _repair(call: Call) -> dict[str, Any]:
     name = _vault(call)
+    tokens = call.args.flag("tokens")
     with call.tenancy.closed(name):
-        return repair_vault(call.tenancy.palace, name, call.tenancy.embedder_for(name)).to_dict()
+        return repair_vault(
+            call.tenancy.palace, name, call.tenancy.embedder_for(name), prepare=attach_reranker, tokens=tokens
+        ).to_dict()
 
 
 def _rotate(call: Call) -> Any:
@@ -350,7 +353,12 @@ OPERATOR_BINDINGS: dict[tuple[str, str], Binding] = {
     ("POST", f"{_V}/verify-forgetting"): Binding(
         "verify_forgetting", {}, _verify_forgetting, source=Source.NONE, reach=Reach.RAW
     ),
-    ("POST", f"{_V}/repair"): Binding("repair", {}, _repair, source=Source.NONE, reach=Reach.PALACE),
+    ("POST", f"{_V}/repair"): Binding(
+        "repair",
+        {"tokens": boolean("also build every missing or stale token matrix (UNDERCROFT_RERANKER=colbert|colbert-ort)")},
+        _repair,
+        reach=Reach.PALACE,
+    ),
     ("GET", f"{_V}/index/status"): Binding(
         "index_status",
         {"backend": string("the mirror's backend", enum=INDEX_BACKENDS)},

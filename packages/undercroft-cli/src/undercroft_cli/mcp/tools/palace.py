@@ -35,7 +35,7 @@ _STATUS_FIELDS = (
     ("quarantined", "integer"), ("wings", "integer"), ("rooms", "integer"), ("chain_records", "integer"),
     ("writes", "integer"), ("head", "string"), ("db_bytes", "integer"), ("embedder", ["string", "null"]),
     ("embed_failures", "integer"), ("rerank_failures", "integer"), ("late_failures", "integer"),
-    ("unhealed", "array"), ("chain_ceiling", ["integer", "null"]),
+    ("token_matrices", "integer"), ("unhealed", "array"), ("chain_ceiling", ["integer", "null"]),
     ("chain_over_ceiling", "boolean"), ("chain_replays", "integer"), ("heals", "array"),
 )  # fmt: skip
 _STATUS_OUTPUT = {key: {"type": kind} for key, kind in _STATUS_FIELDS}
@@ -59,6 +59,7 @@ def _status(session: ToolSession, args: Arguments) -> str:
         "embed_failures": stats.embed_failures,
         "rerank_failures": stats.rerank_failures,
         "late_failures": stats.late_failures,
+        "token_matrices": stats.token_matrices,
         "unhealed": stats.unhealed,
         "chain_ceiling": stats.chain_ceiling,
         "chain_over_ceiling": stats.chain_over_ceiling,

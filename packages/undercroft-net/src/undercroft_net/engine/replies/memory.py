@@ -80,6 +80,8 @@ class VaultStats(Reply):
     codebooks: Json | None
     rerank_failures: int
     late_failures: int
+    #: Drawers holding a stored ColBERT token matrix (0 without the late stage).
+    token_matrices: int
     raw: dict[str, Any] = field(repr=False, compare=False)
 
 

@@ -240,6 +240,7 @@ class RepairReport(Reply):
     indexes_rebuilt: list[Any]
     index_tier: Any
     search_snapshot: Any
+    tokens: Any
     bytes_before: int
     bytes_after: int
     verify_ok: bool

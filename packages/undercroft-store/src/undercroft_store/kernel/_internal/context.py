@@ -10,7 +10,7 @@ from pathlib import Path
 
 from undercroft_core.drawer import Drawer
 from undercroft_core.embedder import Embedder
-from undercroft_core.model_roles import CrossEncoder
+from undercroft_core.model_roles import CrossEncoder, LateEncoder
 from undercroft_vault import BlindIndex, Manifest, Sealer, VaultKeys
 
 from undercroft_store.kernel._internal.vault_lock import VaultLock
@@ -49,6 +49,11 @@ class VaultContext:
     # count when attached: a process-wide model is shared by every vault, so each handle counts its own.
     cross_encoder: CrossEncoder | None = None
     rerank_failures_at_attach: int = 0
+    # The late-interaction stage's encoder (None: no stage): every write stores each drawer's token matrix
+    # (`kernel.token_table`) and searches rescore by MaxSim over the stored matrices (`search.late`).
+    late_encoder: LateEncoder | None = None
+    late_failures_at_attach: int = 0
+    late_backend: str = "onnx"  # the runtime label of late_failures_total (onnx: colbert, ort: colbert-ort)
     unhealed: list[str] = field(default_factory=list)
     healed: list[str] = field(default_factory=list)
     # Append indices this handle allocated and has not yet written: a write of one must create, never replace.

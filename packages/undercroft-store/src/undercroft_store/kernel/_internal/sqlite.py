@@ -67,6 +67,9 @@ def connect_writable(path: Path) -> sqlite3.Connection:
     # FULL, not NORMAL: a commit must be on disk before its manifest anchor can be (the crash story).
     connection.execute("PRAGMA synchronous = FULL")
     connection.execute("PRAGMA foreign_keys = ON")
+    # Deleted cells are zeroed, whatever this SQLite was compiled with: a forgotten drawer's sealed content,
+    # embedding and token matrix leave no bytes in freed space (forget then checkpoints the WAL over them).
+    connection.execute("PRAGMA secure_delete = ON")
     return connection
 
 

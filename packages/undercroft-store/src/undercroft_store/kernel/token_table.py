@@ -1,0 +1,227 @@
+"""The late-interaction stage's stored token matrices (``UNDERCROFT_RERANKER=colbert|colbert-ort``) at rest.
+
+``drawer_tokens (seq, blob)`` — created on the first matrix a writable handle stores (a vault that never ran
+the stage has no such table). One row per drawer whose matrix was computed at write time (or by
+``repair --tokens``); ``seq`` is the drawer row's write-order number, a counter, the only thing in clear. The
+blob is sealed (sealed vault) or tagged (hmac-only) through the tier tables' `Envelope` under the drawer's own
+``{id}/tok`` domain (`undercroft_vault.Domain.tokens`), so a matrix moved to another drawer's row, another
+vault, or edited by one bit fails to open and is never used.
+
+The plaintext inside the seal (`pack_matrix` / `unpack_matrix`)::
+
+    b"UCT1" | u8 name length | encoder name | 16-byte SHA-256 prefix of the drawer's content |
+    u32 tokens | u16 dimension | tokens x float16 scales | tokens x dimension int8 codes
+
+Each token row is quantised on its own (``row ≈ codes * scale``, scale = max |x| / 127): 386 bytes a token for
+a 384-wide encoder instead of 1,536 in float32. The content digest and the encoder name are what make a
+matrix *current*: a drawer whose content changed, or a vault now served by another late encoder, holds a
+stale matrix (reported and rebuilt, never scored). The digest is inside the seal: nothing derived from the
+content is in clear on a sealed vault.
+
+The write choke point (`kernel.writes`) is the one writer at write time: it replaces a rewritten drawer's row
+(or drops it when no encoder is attached, so an old text's matrix never outlives it) and deletes the row in
+the delete's own transaction (forget, delete, retention, rulings). Rotation re-seals every row under the new
+keys (`reseal_on_rotation`); verify's leg and repair live in `undercroft_store.integrity.tokens`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import sqlite3
+import struct
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+from numpy.typing import NDArray
+from undercroft_vault import Domain, IntegrityFailure
+
+from undercroft_store.kernel.tier_tables import Envelope, tag_for
+
+if TYPE_CHECKING:
+    from undercroft_store.kernel.seams import Rekeying
+
+__all__ = [
+    "TOKEN_TABLE",
+    "Matrix",
+    "content_digest",
+    "count_rows",
+    "create_table",
+    "delete_seqs",
+    "pack_matrix",
+    "read_blobs",
+    "reseal_on_rotation",
+    "table_exists",
+    "unpack_matrix",
+    "write_rows",
+]
+
+TOKEN_TABLE: Final = "drawer_tokens"  # noqa: S105 - a table name, not a secret
+_DDL: Final = f"CREATE TABLE IF NOT EXISTS {TOKEN_TABLE} (seq INTEGER PRIMARY KEY, blob BLOB NOT NULL) STRICT"
+_MAGIC: Final = b"UCT1"
+_DIGEST_BYTES: Final = 16
+_SHAPE: Final = struct.Struct("<IH")
+_LOOKUP: Final = 500
+_TAG_BYTES: Final = 32
+
+
+def content_digest(content: str) -> bytes:
+    """The 16-byte digest binding a matrix to the exact content it was encoded from (kept inside the seal)."""
+    return hashlib.sha256(content.encode("utf-8")).digest()[:_DIGEST_BYTES]
+
+
+class Matrix:
+    """One opened stored matrix: the encoder that made it, the content digest, the dequantised tokens."""
+
+    __slots__ = ("digest", "encoder", "tokens")
+
+    def __init__(self, encoder: str, digest: bytes, tokens: NDArray[np.float32]) -> None:
+        """Hold the parts `unpack_matrix` read."""
+        self.encoder = encoder
+        self.digest = digest
+        self.tokens = tokens
+
+    def current(self, encoder: str, content: str) -> bool:
+        """True when this matrix was made by ``encoder`` from exactly ``content``."""
+        return self.encoder == encoder and self.digest == content_digest(content)
+
+
+def pack_matrix(encoder: str, content: str, tokens: NDArray[np.floating]) -> bytes:
+    """The plaintext of one stored matrix (int8 codes, one float16 scale per token row)."""
+    matrix = np.asarray(tokens, dtype=np.float32)
+    if matrix.ndim != 2 or matrix.shape[0] == 0 or not np.isfinite(matrix).all():
+        raise ValueError(f"a stored token matrix is a non-empty finite (tokens, dim) array, got {matrix.shape}")
+    name = encoder.encode("utf-8")
+    if len(name) > 255:
+        raise ValueError("a late encoder name is at most 255 UTF-8 bytes")
+    peak = np.abs(matrix).max(axis=1)
+    scales = np.where(peak > 0.0, peak / 127.0, 1.0).astype(np.float16)
+    codes = np.clip(np.rint(matrix / scales.astype(np.float32)[:, None]), -127, 127).astype(np.int8)
+    return b"".join(
+        (
+            _MAGIC,
+            bytes((len(name),)),
+            name,
+            content_digest(content),
+            _SHAPE.pack(*matrix.shape),
+            scales.astype("<f2").tobytes(),
+            codes.tobytes(),
+        )
+    )
+
+
+def unpack_matrix(plain: bytes) -> Matrix | None:
+    """The matrix a plaintext holds (None: not this format — never trusted, like a failed seal)."""
+    if len(plain) < len(_MAGIC) + 1 or plain[: len(_MAGIC)] != _MAGIC:
+        return None
+    at = len(_MAGIC)
+    length = plain[at]
+    at += 1
+    fixed = at + length + _DIGEST_BYTES + _SHAPE.size
+    if len(plain) < fixed:
+        return None
+    try:
+        encoder = plain[at : at + length].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    at += length
+    digest = plain[at : at + _DIGEST_BYTES]
+    tokens, dimension = _SHAPE.unpack_from(plain, at + _DIGEST_BYTES)
+    if len(plain) != fixed + tokens * 2 + tokens * dimension or tokens == 0 or dimension == 0:
+        return None
+    scales = np.frombuffer(plain, dtype="<f2", count=tokens, offset=fixed).astype(np.float32)
+    codes = np.frombuffer(plain, dtype=np.int8, count=tokens * dimension, offset=fixed + tokens * 2)
+    matrix = codes.reshape(tokens, dimension).astype(np.float32) * scales[:, None]
+    return Matrix(encoder, digest, np.ascontiguousarray(matrix))
+
+
+def table_exists(connection: sqlite3.Connection) -> bool:
+    """Whether this vault holds the token table."""
+    row = connection.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TOKEN_TABLE,))
+    return row.fetchone() is not None
+
+
+def create_table(connection: sqlite3.Connection) -> None:
+    """Create the table if absent (inside the caller's transaction)."""
+    connection.execute(_DDL)
+
+
+def count_rows(connection: sqlite3.Connection) -> int:
+    """How many matrices are stored (0: none, or no table)."""
+    if not table_exists(connection):
+        return 0
+    return int(connection.execute(f"SELECT count(*) FROM {TOKEN_TABLE}").fetchone()[0])  # noqa: S608
+
+
+def write_rows(connection: sqlite3.Connection, envelope: Envelope, rows: Iterable[tuple[int, str, bytes]]) -> None:
+    """Upsert ``(seq, drawer id, plaintext)`` sealed under ``{id}/tok`` (inside the caller's transaction)."""
+    values = [(seq, envelope.close(Domain.tokens(drawer_id), plain)) for seq, drawer_id, plain in rows]
+    if not values:
+        return
+    create_table(connection)
+    connection.executemany(f"INSERT OR REPLACE INTO {TOKEN_TABLE} (seq, blob) VALUES (?, ?)", values)  # noqa: S608
+
+
+def delete_seqs(connection: sqlite3.Connection, seqs: Iterable[int]) -> None:
+    """Drop the matrices of ``seqs`` (inside the caller's transaction; nothing when the table is absent)."""
+    wanted = [(int(seq),) for seq in seqs]
+    if wanted and table_exists(connection):
+        connection.executemany(f"DELETE FROM {TOKEN_TABLE} WHERE seq = ?", wanted)  # noqa: S608
+
+
+def read_blobs(connection: sqlite3.Connection, seqs: Sequence[int]) -> dict[int, tuple[str, bytes]]:
+    """``seq -> (drawer id, stored blob)`` for the live drawers among ``seqs`` that hold a matrix."""
+    if not seqs or not table_exists(connection):
+        return {}
+    found: dict[int, tuple[str, bytes]] = {}
+    for first in range(0, len(seqs), _LOOKUP):
+        chunk = [int(seq) for seq in seqs[first : first + _LOOKUP]]
+        query = (
+            f"SELECT t.seq, d.id, t.blob FROM {TOKEN_TABLE} t JOIN drawers d ON d.seq = t.seq "  # noqa: S608
+            f"WHERE t.seq IN ({','.join('?' * len(chunk))})"
+        )
+        for seq, drawer_id, blob in connection.execute(query, chunk):
+            found[int(seq)] = (str(drawer_id), bytes(blob))
+    return found
+
+
+def reseal_on_rotation(rekeying: Rekeying) -> list[tuple[str, bytes]]:
+    """Rotation's hook: every matrix re-sealed (or re-tagged) under the new keys in the rotation's transaction.
+
+    A row that fails under the old keys, or whose drawer is gone, is dropped (derived data: ``repair --tokens``
+    rebuilds it) rather than refusing the rotation or carrying an unverifiable blob under the new keys."""
+    connection = rekeying.connection
+    if not table_exists(connection):
+        return []
+    query = f"SELECT t.seq, d.id, t.blob FROM {TOKEN_TABLE} t LEFT JOIN drawers d ON d.seq = t.seq"  # noqa: S608
+    updates: list[tuple[bytes, int]] = []
+    dropped: list[int] = []
+    for seq, drawer_id, blob in connection.execute(query).fetchall():
+        plain = None if drawer_id is None else _open_with(rekeying, str(drawer_id), bytes(blob))
+        if plain is None:
+            dropped.append(int(seq))
+            continue
+        domain = Domain.tokens(str(drawer_id))
+        if rekeying.sealed:
+            fresh = rekeying.new_sealer.seal(domain, plain)
+        else:
+            fresh = plain + tag_for(rekeying.new_keys, rekeying.vault_id, domain, plain)
+        updates.append((fresh, int(seq)))
+    connection.executemany(f"UPDATE {TOKEN_TABLE} SET blob = ? WHERE seq = ?", updates)  # noqa: S608
+    delete_seqs(connection, dropped)
+    return []  # no audit record echoes a matrix
+
+
+def _open_with(rekeying: Rekeying, drawer_id: str, blob: bytes) -> bytes | None:
+    domain = Domain.tokens(drawer_id)
+    if rekeying.sealed:
+        try:
+            return rekeying.old_sealer.open(domain, blob)
+        except IntegrityFailure:
+            return None
+    if len(blob) < _TAG_BYTES:
+        return None
+    plain, tag = blob[:-_TAG_BYTES], blob[-_TAG_BYTES:]
+    expected = tag_for(rekeying.old_keys, rekeying.vault_id, domain, plain)
+    return plain if hmac.compare_digest(expected, tag) else None
