@@ -30,7 +30,7 @@ from undercroft_store.governance.admission import AdmissionPolicy
 from undercroft_store.governance.forgetting import forget
 from undercroft_store.governance.quarantine import install_gate
 from undercroft_store.governance.retention import set_retention, sweep
-from undercroft_store.integrity.exposure import EXPOSURE, FILES, META_KEYS, SHAPES
+from undercroft_store.integrity.exposure import CLEAR_JSON, EXPOSURE, FILES, META_KEYS, SHAPES
 from undercroft_store.kernel import snapshot_table, tier_tables
 from undercroft_store.kernel.trust import set_trust
 from undercroft_store.memory.diaries import write_diary
@@ -77,16 +77,6 @@ _VOCABULARIES: dict[tuple[str, str], frozenset[object]] = {
     ("kg_facts", "review_state"): frozenset(REVIEW_STATES),
     ("meta", "level"): frozenset({b"sealed"}),
     ("meta", "metadata"): frozenset({b"sealed-v1"}),
-}
-#: The keys each clear JSON meta may hold (a new key fails here until the inventory states it).
-_CLEAR_JSON: dict[str, frozenset[str]] = {
-    "kg_entities": frozenset({"created_at"}),
-    "supersessions": frozenset({"at", "receipt", "superseded"}),
-    "kg_facts": frozenset(
-        {"authority_class", "canonical", "confidence", "created_at", "extractor", "grounding", "o", "p"}
-        | {"review_state", "s", "source_drawer", "source_fp", "span", "superseded_by", "supersedes"}
-        | {"valid_from", "valid_to"}
-    ),
 }
 
 
@@ -194,6 +184,12 @@ def test_every_table_and_column_is_inventoried_and_every_entry_exists(vault: Pat
     assert len(listed) == len(EXPOSURE), "an inventory entry is listed twice"
 
 
+def test_every_clear_json_column_has_its_field_list() -> None:
+    clear_json = {e.table for e in EXPOSURE if e.column == "meta_json" and e.shape == "clear"}
+    assert clear_json == set(CLEAR_JSON)
+    assert all(reveals for fields in CLEAR_JSON.values() for reveals in fields.values())
+
+
 def test_every_meta_key_and_file_is_inventoried(vault: Path) -> None:
     with sqlite3.connect(vault / "vault.db") as connection:
         keys = {str(k) for (k,) in connection.execute("SELECT key FROM meta")}
@@ -255,8 +251,12 @@ def test_every_stored_value_has_its_inventoried_shape(vault: Path) -> None:
         for key, value in connection.execute("SELECT key, value FROM meta"):
             if not _check(META_KEYS[key][0], ("meta", key), bytes(value), chain_times):
                 bad.append(f"meta[{key}] = {bytes(value)!r:.80}")
-        for table, allowed in _CLEAR_JSON.items():
-            for (meta,) in connection.execute(f"SELECT meta_json FROM {table}"):
+        for table, fields in CLEAR_JSON.items():
+            assert shapes[(table, "meta_json")] == "clear", f"{table}.meta_json is not declared clear"
+            allowed = set(fields)
+            documents = connection.execute(f"SELECT meta_json FROM {table}").fetchall()
+            assert documents, f"{table} holds no row: its clear JSON entry would be checked against nothing"
+            for (meta,) in documents:
                 document = json.loads(meta)
                 if set(document) != allowed:
                     bad.append(f"{table}.meta_json keys {sorted(document)}")

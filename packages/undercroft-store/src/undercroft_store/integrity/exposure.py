@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["EXPOSURE", "FILES", "META_KEYS", "SHAPES", "Exposed", "markdown_table"]
+__all__ = ["CLEAR_JSON", "EXPOSURE", "FILES", "META_KEYS", "SHAPES", "Exposed", "markdown_table"]
 
 #: The shapes an entry may declare.
 SHAPES: Final = ("sealed", "blind", "keyed", "id", "label", "count", "chain-time", "vocabulary", "clear")
@@ -211,6 +211,37 @@ META_KEYS: Final[dict[str, tuple[str, str]]] = {
     "label_names": ("sealed", "size only: the registry of blind values → names"),
 }
 
+#: Every field of each column the inventory declares ``clear`` JSON (``meta_json``) → what it reveals. The
+#: exposure test fails on a stored document whose keys differ from its entry, so a field added to one of these
+#: documents is in the clear until it is stated here (or sealed).
+CLEAR_JSON: Final[dict[str, dict[str, str]]] = {
+    "kg_entities": {"created_at": _CHAIN_TIME},
+    "supersessions": {
+        "at": _CHAIN_TIME,
+        "receipt": "a keyed receipt over the link (equality only)",
+        "superseded": "the superseded drawer's id (as the superseded_id column)",
+    },
+    "kg_facts": {
+        "authority_class": "the authority tier (as its column)",
+        "canonical": "the operator's canonical key (as its column)",
+        "confidence": "the extractor's confidence, a number",
+        "created_at": _CHAIN_TIME,
+        "extractor": "the extractor's name (an engine identifier)",
+        "grounding": "the grounding verdict (an engine vocabulary word)",
+        "o": "the object's blind value (as the object column)",
+        "p": "the predicate's blind value (as the predicate column)",
+        "review_state": "the review state (as its column)",
+        "s": "the subject's blind value (as the subject column)",
+        "source_drawer": "the source drawer's id (as its column)",
+        "source_fp": "a keyed provenance fingerprint (equality only)",
+        "span": "the offsets of the words that state the fact in its source drawer",
+        "superseded_by": "the id of the fact that replaced this one (NULL: none)",
+        "supersedes": "the id of the fact this one replaced (NULL: none)",
+        "valid_from": "the validity start (as its column)",
+        "valid_to": "the validity end (as its column)",
+    },
+}
+
 #: Every file of a sealed vault's directory → what it reveals.
 FILES: Final[dict[str, str]] = {
     "vault.db": "the database above",
@@ -227,6 +258,12 @@ def markdown_table() -> str:
     lines += [f"| `{e.table}` | `{e.column}` | {e.shape} | {e.reveals} |" for e in EXPOSURE]
     lines += ["", "| `meta` key | at rest | what an offline reader learns |", "| --- | --- | --- |"]
     lines += [f"| `{key}` | {shape} | {reveals} |" for key, (shape, reveals) in META_KEYS.items()]
+    lines += ["", "| clear JSON | field | what an offline reader learns |", "| --- | --- | --- |"]
+    lines += [
+        f"| `{table}.meta_json` | `{name}` | {reveals} |"
+        for table, fields in CLEAR_JSON.items()
+        for name, reveals in fields.items()
+    ]
     lines += ["", "| file | what it holds |", "| --- | --- |"]
     lines += [f"| `{name}` | {holds} |" for name, holds in FILES.items()]
     return "\n".join(lines) + "\n"
