@@ -23,7 +23,15 @@ import pytest
 from undercroft_config.values import Admission
 from undercroft_core import HashEmbedder
 from undercroft_core.drawer import Drawer
-from undercroft_core.ids import ID_RECIPE_SOURCE, ID_RECIPES, source_drawer_id
+from undercroft_core.ids import (
+    ID_RECIPE_SOURCE,
+    ID_RECIPES,
+    VAULT_ID_RECIPE_KEYED,
+    VAULT_ID_RECIPES,
+    DrawerIds,
+    append_drawer_id,
+    source_drawer_id,
+)
 from undercroft_core.vocabulary import TRUST_VOCAB
 from undercroft_store import DrawerWrite, Palace, Screen
 from undercroft_store.governance.admission import AdmissionPolicy
@@ -77,6 +85,7 @@ _VOCABULARIES: dict[tuple[str, str], frozenset[object]] = {
     ("kg_facts", "review_state"): frozenset(REVIEW_STATES),
     ("meta", "level"): frozenset({b"sealed"}),
     ("meta", "metadata"): frozenset({b"sealed-v1"}),
+    ("meta", "drawer_id_recipe"): frozenset(r.encode("ascii") for r in VAULT_ID_RECIPES),
 }
 
 
@@ -89,9 +98,9 @@ class _Clock:
         return self.now
 
 
-def _sourced(index: int, wing: str, room: str, source: str) -> Drawer:
+def _sourced(ids: DrawerIds, index: int, wing: str, room: str, source: str) -> Drawer:
     return Drawer(
-        id=source_drawer_id(wing, room, source, index),
+        id=ids.source(wing, room, source, index),
         content=f"Paragraph {index}: on {WRITTEN['dated mention']} the quay ledger was balanced by the clerk.",
         wing=wing,
         room=room,
@@ -122,8 +131,10 @@ def _write_everywhere(home: Path) -> None:
                 added_by=w["added by"],
                 agent=w["agent"],
             )
-            mined = [_sourced(i, w["mined wing"], w["mined room"], w["source file"]) for i in range(3)]
-            imported = [_sourced(i, w["wing"], w["room"], w["import file"]) for i in range(2)]
+            assert store.drawer_ids.recipe == VAULT_ID_RECIPE_KEYED  # a new sealed vault keys its ids
+            ids = store.drawer_ids
+            mined = [_sourced(ids, i, w["mined wing"], w["mined room"], w["source file"]) for i in range(3)]
+            imported = [_sourced(ids, i, w["wing"], w["room"], w["import file"]) for i in range(2)]
             store.write([DrawerWrite(d) for d in mined + imported], screening=Screen())
             supersede_drawer(store, saved[0].id, "The keeper now logs the fog horn at dawn.", added_by=w["added by"])
             KnowledgeGraph(store).add(
@@ -294,3 +305,18 @@ def test_the_shape_checks_catch_a_clear_name(vault: Path, tmp_path: Path) -> Non
         metas = [v for (v,) in connection.execute("SELECT meta_json FROM tunnels")]
     assert not all(_check(shapes[("drawers", "wing")], ("drawers", "wing"), v, times) for v in wings)
     assert not all(_check(shapes[("tunnels", "meta_json")], ("tunnels", "meta_json"), v, times) for v in metas)
+
+
+def test_no_public_recipe_id_of_a_written_drawer_is_stored(vault: Path) -> None:
+    """A keyed vault's ids confirm no guess: the public-recipe id of every (wing, room, source, index) written —
+    what an attacker who guessed them computes — is in none of the raw files, in hex or as the id string."""
+    w = WRITTEN
+    guesses = [source_drawer_id(w["mined wing"], w["mined room"], w["source file"], i) for i in range(3)]
+    guesses += [source_drawer_id(w["wing"], w["room"], w["import file"], i) for i in range(2)]
+    guesses += [append_drawer_id(w["wing"], w["room"], i) for i in range(8)]  # the saves: a small counter
+    raw = b"".join(p.read_bytes() for p in vault.iterdir() if p.is_file())
+    found = [g for g in guesses if g.removeprefix("drawer_").encode("ascii") in raw]
+    assert found == []
+    with sqlite3.connect(vault / "vault.db") as connection:
+        stored = {str(i) for (i,) in connection.execute("SELECT id FROM drawers")}
+    assert stored and not stored & set(guesses)

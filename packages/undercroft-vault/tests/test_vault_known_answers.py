@@ -115,6 +115,7 @@ def test_blind_index_vectors(keys) -> None:  # type: ignore[no-untyped-def]
     blind = BlindIndex(SecretBytes(h(vector["secret"])))
     assert blind.blind("entity", "Alice") == vector["entity_alice"]
     assert blind.provenance_fingerprint(b"source").hex() == vector["provenance"]
+    assert blind.drawer_id_key().hex() == vector["drawer_id_key"]
     reopened = BlindIndex.open_sealed(Sealer(keys), h(vector["sealed"]))
     assert reopened.blind("entity", "Alice") == vector["entity_alice"]
 

@@ -100,6 +100,7 @@ def main() -> None:
         "secret": bytes(range(150, 182)).hex(),
         "entity_alice": blind.blind("entity", "Alice"),
         "provenance": blind.provenance_fingerprint(b"source").hex(),
+        "drawer_id_key": blind.drawer_id_key().hex(),
         "sealed": blind.seal(sealer).hex(),
     }
     rows = [AuditRow("drawer-1", bytes(32), "2026-01-01T00:00:00Z"), AuditRow("kg/f", b"\x01" * 32, "2026-01-02T00:00:00Z")]

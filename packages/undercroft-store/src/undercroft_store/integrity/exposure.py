@@ -13,8 +13,8 @@ Shapes (what the test checks every value against):
 * ``blind`` — 32 hex characters, a truncated HMAC under the long-lived blind-index secret: reveals equality
   between rows, never the value;
 * ``keyed`` — a keyed MAC or fingerprint (tags, dedup fingerprints, receipts): equality only;
-* ``id`` — a record id; ``drawer_…`` ids are an UNKEYED digest of (recipe, wing, room, source, index) — see
-  the drawer-id entry for the residual this leaves; fact, entity and tunnel ids are keyed;
+* ``id`` — a record id: keyed on a vault whose ``drawer_id_recipe`` is ``hmac-v1`` (drawer ids) and always
+  for facts, entities and tunnels; an older vault's drawer ids are the public digest (see the drawer-id entry);
 * ``label`` — an audit label: an operation prefix and the id or blind value of its subject;
 * ``count`` — a number (sequence, counter, height, size of a policy);
 * ``chain-time`` — a UTC instant equal to the ``at`` of an audit record (when the chain recorded the write);
@@ -48,10 +48,10 @@ def _rows(table: str, *columns: tuple[str, str, str]) -> tuple[Exposed, ...]:
 
 
 _DRAWER_ID = (
-    "the drawer id: an unkeyed digest of (recipe, wing, room, source path, chunk index). Equality, and a "
-    "confirmation oracle for a COMPLETE guess of all four (for an API save: wing, room and its small append "
-    "index) — it reveals nothing without the guess. Not keyed: audit labels fold it into the chain, where no "
-    "migration may rewrite a label, and core derives it without a vault (docs/security.md, residuals)"
+    "the drawer id: on a vault whose drawer_id_recipe is hmac-v1 (every sealed vault created since keyed ids), "
+    "an HMAC under the vault's key of (recipe, wing, room, source path, chunk index): equality only, it "
+    "confirms no guess. A vault created before keeps the public sha256-v1 recipe, whose id confirms a COMPLETE "
+    "guess of all four (docs/security.md, residuals)"
 )
 _TAG = ("tag", "keyed", "the row's HMAC tag")
 _CHAIN_TIME = "when the chain recorded the write (equal to its audit record's at)"
@@ -209,6 +209,7 @@ META_KEYS: Final[dict[str, tuple[str, str]]] = {
     "metadata": ("vocabulary", "that the metadata is at rest sealed (sealed-v1)"),
     "embedder": ("clear", "the embedder identity (model name and dimension)"),
     "label_names": ("sealed", "size only: the registry of blind values → names"),
+    "drawer_id_recipe": ("vocabulary", "how drawer ids are derived: hmac-v1 (keyed) or sha256-v1 (public)"),
 }
 
 #: Every field of each column the inventory declares ``clear`` JSON (``meta_json``) → what it reveals. The
