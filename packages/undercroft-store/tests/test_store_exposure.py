@@ -42,7 +42,7 @@ from undercroft_store.integrity.exposure import CLEAR_JSON, EXPOSURE, FILES, MET
 from undercroft_store.kernel import snapshot_table, tier_tables
 from undercroft_store.kernel.trust import set_trust
 from undercroft_store.memory.diaries import write_diary
-from undercroft_store.memory.kg.facts import AUTHORITY_CLASSES, REVIEW_STATES
+from undercroft_store.memory.kg.facts import AUTHORITY_CLASSES, CLOSED, REVIEW_STATES
 from undercroft_store.memory.kg.graph import KnowledgeGraph
 from undercroft_store.memory.supersession import supersede_drawer
 from undercroft_store.memory.tunnels import create_tunnel, delete_tunnel
@@ -69,6 +69,8 @@ WRITTEN: dict[str, str] = {
     "tunnel wing": "farwingbastion",
     "tunnel room": "dockyardroom",
     "queued wing": "inboundwing",
+    "fact window": "2001-02-03",
+    "fact window end": "2004-05-06",
 }
 CONTENT_WORDS = ("lighthouse", "fog horn", "quay ledger", "evil.example", "harbour ledgers")
 
@@ -83,6 +85,8 @@ _VOCABULARIES: dict[tuple[str, str], frozenset[object]] = {
     ("admission_queue", "id_recipe"): frozenset(ID_RECIPES),
     ("kg_facts", "authority_class"): frozenset(AUTHORITY_CLASSES),
     ("kg_facts", "review_state"): frozenset(REVIEW_STATES),
+    ("kg_facts", "valid_to"): frozenset({CLOSED}),
+    ("meta", "kg_windows"): frozenset({b"sealed-v1"}),
     ("meta", "level"): frozenset({b"sealed"}),
     ("meta", "metadata"): frozenset({b"sealed-v1"}),
     ("meta", "drawer_id_recipe"): frozenset(r.encode("ascii") for r in VAULT_ID_RECIPES),
@@ -138,7 +142,12 @@ def _write_everywhere(home: Path) -> None:
             store.write([DrawerWrite(d) for d in mined + imported], screening=Screen())
             supersede_drawer(store, saved[0].id, "The keeper now logs the fog horn at dawn.", added_by=w["added by"])
             KnowledgeGraph(store).add(
-                "lighthouse keeper", "maintains", "fog horn", valid_from="2001-02-03", source_drawer=mined[0].id
+                "lighthouse keeper",
+                "maintains",
+                "fog horn",
+                valid_from=w["fact window"],
+                valid_to=w["fact window end"],
+                source_drawer=mined[0].id,
             )
             gone = create_tunnel(store, w["wing"], w["tunnel wing"], "the ledger route")
             create_tunnel(store, w["mined wing"], w["tunnel wing"], "a second route", to_room=w["tunnel room"])
@@ -233,7 +242,7 @@ def _is_label(value: object) -> bool:
 
 def _check(shape: str, key: tuple[str, str], value: object, chain_times: set[str]) -> bool:
     if value is None:
-        return shape in ("blind", "id", "clear")  # nullable label columns: NULL says "none", nothing more
+        return shape in ("blind", "id", "clear", "vocabulary", "null")  # NULL says "none", nothing more
     checks: dict[str, Any] = {
         "sealed": _is_sealed,
         "blind": lambda v: isinstance(v, str) and (_HEX32.fullmatch(v) is not None or (key[1] == "room" and v == "")),
@@ -242,6 +251,7 @@ def _check(shape: str, key: tuple[str, str], value: object, chain_times: set[str
         "label": _is_label,
         "count": lambda v: isinstance(v, int) or (isinstance(v, bytes) and v.isdigit()),
         "chain-time": lambda v: v in chain_times,
+        "null": lambda v: False,  # only NULL (above) has this shape
         "vocabulary": lambda v: v in _VOCABULARIES[key],
         "clear": lambda v: True,  # stated with its reason; the grep below still holds it to no written value
     }

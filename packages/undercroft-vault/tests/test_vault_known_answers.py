@@ -79,6 +79,7 @@ def test_aad_bytes_are_pinned() -> None:
         "queue_meta": Domain.queue_meta("drawer-1"),
         "label_names": Domain.label_names(),
         "surface_meta": Domain.surface_meta("tunnel-1"),
+        "kg_window": Domain.kg_window("fact-1"),
         "vault_secret": Domain.vault_secret("blind-index"),
     }
     assert set(domains) == set(KAT["aad"])

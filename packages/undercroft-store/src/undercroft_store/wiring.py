@@ -15,6 +15,7 @@ from undercroft_store.kernel import seams, snapshot_table
 from undercroft_store.kernel.trust import reseal_trust_rows
 from undercroft_store.memory.kg.rotation import RESEAL_HOOKS
 from undercroft_store.memory.kg.verify import check_surfaces
+from undercroft_store.memory.kg.window_migration import migrate_kg_windows
 from undercroft_store.search.tiers import integrity as tiers
 
 __all__: list[str] = []
@@ -25,6 +26,7 @@ seams.register_verify_leg(seams.VerifyLeg("queue_failures", quarantine.check_que
 seams.register_verify_leg(seams.VerifyLeg("surfaces", check_surfaces))
 seams.register_verify_leg(seams.VerifyLeg("index_tier", tiers.tier_leg))
 seams.register_repair_step("index_tier", tiers.rebuild_tier)
+seams.register_open_migration("kg_windows", migrate_kg_windows)
 for _table, _hook in {
     **RESEAL_HOOKS,
     "retention_policy": reseal_retention,

@@ -78,6 +78,7 @@ def main() -> None:
         "queue_meta": Domain.queue_meta("drawer-1"),
         "label_names": Domain.label_names(),
         "surface_meta": Domain.surface_meta("tunnel-1"),
+        "kg_window": Domain.kg_window("fact-1"),
         "vault_secret": Domain.vault_secret("blind-index"),
     }
     out["aad"] = {name: domain.aad("alpha").hex() for name, domain in domains.items()}

@@ -18,7 +18,9 @@ Shapes (what the test checks every value against):
 * ``label`` — an audit label: an operation prefix and the id or blind value of its subject;
 * ``count`` — a number (sequence, counter, height, size of a policy);
 * ``chain-time`` — a UTC instant equal to the ``at`` of an audit record (when the chain recorded the write);
-* ``vocabulary`` — one of a closed, engine-defined set of words (trust classes, id recipes, review states);
+* ``vocabulary`` — one of a closed, engine-defined set of words (trust classes, id recipes, review states),
+  or NULL;
+* ``null`` — always NULL on a vault created by this release (the column serves older vaults' rows);
 * ``clear`` — a value stored in the clear on purpose; its entry says what it is and why.
 """
 
@@ -30,7 +32,7 @@ from typing import Final
 __all__ = ["CLEAR_JSON", "EXPOSURE", "FILES", "META_KEYS", "SHAPES", "Exposed", "markdown_table"]
 
 #: The shapes an entry may declare.
-SHAPES: Final = ("sealed", "blind", "keyed", "id", "label", "count", "chain-time", "vocabulary", "clear")
+SHAPES: Final = ("sealed", "blind", "keyed", "id", "label", "count", "chain-time", "vocabulary", "null", "clear")
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,12 +107,12 @@ EXPOSURE: Final[tuple[Exposed, ...]] = (
         ("subject", "blind", "which facts share a subject"),
         ("predicate", "blind", "which facts share a predicate"),
         ("object", "blind", "which facts share an object"),
+        ("valid_from", "null", "nothing: the window is sealed in meta_json (kgwindow/{id}); NULL"),
         (
-            "valid_from",
-            "clear",
-            "a fact's validity start: temporal queries need ranges, which a blind value cannot give",
+            "valid_to",
+            "vocabulary",
+            "whether the fact's window is closed (closed, or NULL while open): active-fact SQL needs it",
         ),
-        ("valid_to", "clear", "a fact's validity end (as valid_from)"),
         ("source_drawer", "id", "which drawer a fact was extracted from"),
         ("authority_class", "vocabulary", "the fact's authority tier"),
         ("review_state", "vocabulary", "the fact's review state"),
@@ -209,6 +211,7 @@ META_KEYS: Final[dict[str, tuple[str, str]]] = {
     "metadata": ("vocabulary", "that the metadata is at rest sealed (sealed-v1)"),
     "embedder": ("clear", "the embedder identity (model name and dimension)"),
     "label_names": ("sealed", "size only: the registry of blind values → names"),
+    "kg_windows": ("vocabulary", "that the facts' validity windows are sealed (sealed-v1)"),
     "drawer_id_recipe": ("vocabulary", "how drawer ids are derived: hmac-v1 (keyed) or sha256-v1 (public)"),
 }
 
@@ -238,8 +241,8 @@ CLEAR_JSON: Final[dict[str, dict[str, str]]] = {
         "span": "the offsets of the words that state the fact in its source drawer",
         "superseded_by": "the id of the fact that replaced this one (NULL: none)",
         "supersedes": "the id of the fact this one replaced (NULL: none)",
-        "valid_from": "the validity start (as its column)",
-        "valid_to": "the validity end (as its column)",
+        "closed": "whether the window is closed (as the valid_to column)",
+        "window": "sealed (kgwindow/{id}, one fixed size): nothing — the validity start and end are inside",
     },
 }
 

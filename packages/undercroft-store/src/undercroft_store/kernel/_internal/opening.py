@@ -59,7 +59,13 @@ from undercroft_store.errors import (
 from undercroft_store.kernel._internal.context import VaultContext, utc_now
 from undercroft_store.kernel._internal.heals import record_heal_in_transaction
 from undercroft_store.kernel._internal.ids_at_rest import ID_RECIPE_KEY, creation_recipe, drawer_ids_for, stored_recipe
-from undercroft_store.kernel._internal.meta_at_rest import METADATA_KEY, METADATA_SEALED, blind_index
+from undercroft_store.kernel._internal.meta_at_rest import (
+    KG_WINDOWS_KEY,
+    KG_WINDOWS_SEALED,
+    METADATA_KEY,
+    METADATA_SEALED,
+    blind_index,
+)
 from undercroft_store.kernel._internal.sqlite import connect_read_only, connect_writable
 from undercroft_store.kernel._internal.vault_lock import VaultLock, lock_shared
 from undercroft_store.kernel.schema import check_schema, create_schema, schema_version
@@ -101,6 +107,7 @@ def create_vault_files(
             if level == "sealed":
                 rows[METADATA_KEY] = METADATA_SEALED
                 rows[ID_RECIPE_KEY] = creation_recipe(level).encode("ascii")
+                rows[KG_WINDOWS_KEY] = KG_WINDOWS_SEALED
             connection.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", list(rows.items()))
             connection.execute("INSERT INTO chain_meta (id, head, height) VALUES (1, ?, 0)", (GENESIS,))
             connection.execute("COMMIT")
@@ -247,6 +254,7 @@ def _open_connected(
             unhealed=unhealed,
             embed_failures_at_open=embedder.embed_failures,
             metadata_sealed=manifest.level == "sealed" and _meta(connection, METADATA_KEY) == METADATA_SEALED,
+            kg_windows_sealed=manifest.level == "sealed" and _meta(connection, KG_WINDOWS_KEY) == KG_WINDOWS_SEALED,
         )
         context.drawer_ids = drawer_ids_for(stored_recipe(connection, vault_id), lambda: blind_index(context))
         if state.outcome is RotationOutcome.COMMITTED and not read_only:

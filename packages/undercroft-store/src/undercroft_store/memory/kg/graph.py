@@ -40,6 +40,7 @@ from undercroft_store.memory.kg.facts import (
     entity_key,
     normalise_instant,
     predicate_key,
+    true_at,
     with_changes,
 )
 
@@ -288,14 +289,19 @@ class KnowledgeGraph:
         context = readable(self._context)
         sql = f"{FACT_SELECT} WHERE {where}"
         values: list[Any] = list(params)
-        if as_of is not None:
-            moment = normalise_instant(as_of, "as_of")
+        moment = normalise_instant(as_of, "as_of") if as_of is not None else None
+        if moment is not None and not context.kg_windows_sealed:  # clear windows: SQL narrows the rows first
             sql += _AS_OF
             values += [moment, moment]
         if grounding is not None:
             check_choice(grounding, GROUNDINGS, "grounding")
         facts = [verified_fact(context, row) for row in context.connection.execute(sql, values)]
-        return [fact for fact in facts if grounding is None or fact.grounding == grounding]
+        # The window test on the opened facts: the only one a sealed window allows, and exact on clear ones.
+        return [
+            fact
+            for fact in facts
+            if (grounding is None or fact.grounding == grounding) and (moment is None or true_at(fact, moment))
+        ]
 
     def _check(self, item: FactInput, position: int) -> FactInput:
         if not isinstance(item, FactInput):
