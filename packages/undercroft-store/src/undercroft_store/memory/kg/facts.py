@@ -45,8 +45,10 @@ __all__ = [
     "normalise_instant",
     "pack_window",
     "predicate_key",
+    "sealed_window",
     "true_at",
     "unpack_window",
+    "window_holds",
 ]
 
 #: How a fact relates to its cited source: stated in it, background to it, or not evaluated.
@@ -387,7 +389,19 @@ MIRROR_COLUMNS: Final = (
 
 def true_at(fact: Fact, moment: str) -> bool:
     """The half-open window test on an opened fact: ``valid_from <= moment < valid_to`` (an absent end is open)."""
-    return (fact.valid_from is None or fact.valid_from <= moment) and (fact.valid_to is None or fact.valid_to > moment)
+    return window_holds((fact.valid_from, fact.valid_to), moment)
+
+
+def sealed_window(context: VaultContext, fact_id: str, meta: bytes) -> tuple[str | None, str | None] | None:
+    """The opened window of a tag-checked row whose window is sealed; None for a clear-window row."""
+    document = json.loads(meta)
+    return _open_window(context, fact_id, document) if "window" in document else None
+
+
+def window_holds(window: tuple[str | None, str | None], moment: str) -> bool:
+    """The half-open window test on an opened (valid_from, valid_to) pair."""
+    start, end = window
+    return (start is None or start <= moment) and (end is None or end > moment)
 
 
 def reseal_window_meta(old: Sealer, new: Sealer, fact_id: str, meta: bytes) -> bytes:

@@ -30,6 +30,7 @@ from undercroft_store.memory.kg._internal.rows import (
     open_entity_name,
     update_fact,
     verified_fact,
+    verified_fact_at,
 )
 from undercroft_store.memory.kg.errors import InvalidFact
 from undercroft_store.memory.kg.facts import (
@@ -40,7 +41,6 @@ from undercroft_store.memory.kg.facts import (
     entity_key,
     normalise_instant,
     predicate_key,
-    true_at,
     with_changes,
 )
 
@@ -295,13 +295,12 @@ class KnowledgeGraph:
             values += [moment, moment]
         if grounding is not None:
             check_choice(grounding, GROUNDINGS, "grounding")
-        facts = [verified_fact(context, row) for row in context.connection.execute(sql, values)]
-        # The window test on the opened facts: the only one a sealed window allows, and exact on clear ones.
-        return [
-            fact
-            for fact in facts
-            if (grounding is None or fact.grounding == grounding) and (moment is None or true_at(fact, moment))
-        ]
+        rows = context.connection.execute(sql, values)
+        if moment is None:
+            facts = [verified_fact(context, row) for row in rows]
+        else:  # the window test on the opened windows: the only one a sealed window allows, exact on clear ones
+            facts = [f for f in (verified_fact_at(context, row, moment) for row in rows) if f is not None]
+        return [fact for fact in facts if grounding is None or fact.grounding == grounding]
 
     def _check(self, item: FactInput, position: int) -> FactInput:
         if not isinstance(item, FactInput):
