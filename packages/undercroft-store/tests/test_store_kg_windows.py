@@ -240,3 +240,16 @@ def test_a_closed_flag_that_disagrees_with_its_window_is_refused_even_under_a_va
         )
         with pytest.raises(FactTampered, match="does not open"):
             KnowledgeGraph(store).get(ids[0])
+
+
+def test_opened_windows_are_reused_per_tag_and_a_changed_fact_is_opened_again(palace: Palace) -> None:
+    ids = _add_all(palace)
+    with palace.open_vault("default", HashEmbedder()) as store:
+        graph = KnowledgeGraph(store)
+        assert "harrowgate" in [f.object for f in graph.query("alder", as_of="2000-01-01")]
+        assert ids[1] in store._context.kg_window_cache  # opened once, kept under the row's tag
+        graph.invalidate(ids[1], ended="1999-01-01")  # the row's tag changes with its window
+        assert "harrowgate" not in [f.object for f in graph.query("alder", as_of="2000-01-01")]
+        assert "harrowgate" in [f.object for f in graph.query("alder", as_of="1998-01-01")]
+    with palace.open_vault("default", HashEmbedder()) as store:
+        assert store._context.kg_window_cache == {}  # per handle: nothing survives a close

@@ -360,6 +360,7 @@ def wipe_quietly(context: VaultContext) -> None:
     context.keys.wipe()
     context.verified_rows.clear()  # no plaintext drawer outlives the handle
     context.meta_cache.clear()
+    context.kg_window_cache.clear()
     context.label_memo.clear()
     context.label_names.clear()
     context.registry = None

@@ -35,6 +35,9 @@ __all__ = [
     "verified_fact_at",
 ]
 
+# Opened windows one handle keeps (about 200 bytes each; a fact whose tag changed is opened again).
+_WINDOW_CACHE = 262_144
+
 #: The columns a verified fact read selects, in order: the tagged ones, then the clear mirrors it checks.
 FACT_SELECT = f"SELECT id, meta_json, terms, value, tag, {MIRROR_COLUMNS} FROM kg_facts"  # noqa: S608
 
@@ -67,10 +70,21 @@ def verified_fact(context: VaultContext, row: tuple[object, ...]) -> Fact:
 
 def verified_fact_at(context: VaultContext, row: tuple[object, ...], moment: str) -> Fact | None:
     """`verified_fact` for an as-of read: after the tag and mirror checks, a sealed window is opened first and a
-    fact not true at ``moment`` is dropped with its terms and object unopened (None); else the fact."""
+    fact not true at ``moment`` is dropped with its terms and object unopened (None); else the fact.
+
+    The opened window is kept per handle under the row's tag (``context.kg_window_cache``): a later as-of read
+    of the same verified bytes (equal tag, checked above) reuses it instead of another AEAD open; a row whose
+    tag changed (an update, a rotation) is opened again. The cache is cleared when the handle closes."""
     fact_id, meta, terms, value = _checked(context, row)
+    tag = bytes(row[4])  # type: ignore[call-overload]
     try:
-        window = sealed_window(context, fact_id, meta)
+        cached = context.kg_window_cache.get(fact_id)
+        if cached is not None and constant_time_equal(cached[0], tag):
+            window: tuple[str | None, str | None] | None = cached[1]  # the same verified bytes: opened already
+        else:
+            window = sealed_window(context, fact_id, meta)
+            if window is not None and len(context.kg_window_cache) < _WINDOW_CACHE:
+                context.kg_window_cache[fact_id] = (tag, window)
         if window is None:  # a clear window (hmac-only, or not migrated yet): the fact's own fields decide
             fact = decode_fact(context, fact_id, meta, terms, value)
             return fact if true_at(fact, moment) else None
