@@ -286,18 +286,31 @@ def test_every_stored_value_has_its_inventoried_shape(vault: Path) -> None:
     assert bad == []
 
 
+def _snapshot(vault: Path) -> dict[str, bytes]:
+    """Every file of the vault directory, read once (a -wal/-shm SQLite removes meanwhile held no data)."""
+    found: dict[str, bytes] = {}
+    for path in vault.iterdir():
+        try:
+            found[path.name] = path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError):
+            continue
+    return found
+
+
 def test_no_written_name_path_claim_or_date_is_in_the_clear(vault: Path) -> None:
-    raw = b"".join(p.read_bytes() for p in vault.iterdir() if p.is_file())
+    raw = b"".join(_snapshot(vault).values())
     found = [k for k, v in WRITTEN.items() if v.encode("utf-8") in raw]
     found += [w for w in CONTENT_WORDS if w.encode("utf-8") in raw]
     assert found == []
     strings = shutil.which("strings")
     if strings is None:
         pytest.skip("the strings program is not installed (the byte grep above ran)")
-    for path in vault.iterdir():
-        if path.is_file():
-            out = subprocess.run([strings, "-a", "-n", "4", str(path)], capture_output=True, text=True, check=True)
-            assert [v for v in WRITTEN.values() if v in out.stdout] == [], path.name
+    # Each file's bytes are read once and fed to strings on stdin: a -wal/-shm that SQLite removes when a
+    # connection closes cannot vanish between the listing and the program (it failed with exit 1 then).
+    for name, data in _snapshot(vault).items():
+        out = subprocess.run([strings, "-a", "-n", "4"], input=data, capture_output=True, check=True)
+        text = out.stdout.decode("utf-8", "replace")
+        assert [v for v in WRITTEN.values() if v in text] == [], name
 
 
 def test_the_shape_checks_catch_a_clear_name(vault: Path, tmp_path: Path) -> None:
@@ -324,7 +337,7 @@ def test_no_public_recipe_id_of_a_written_drawer_is_stored(vault: Path) -> None:
     guesses = [source_drawer_id(w["mined wing"], w["mined room"], w["source file"], i) for i in range(3)]
     guesses += [source_drawer_id(w["wing"], w["room"], w["import file"], i) for i in range(2)]
     guesses += [append_drawer_id(w["wing"], w["room"], i) for i in range(8)]  # the saves: a small counter
-    raw = b"".join(p.read_bytes() for p in vault.iterdir() if p.is_file())
+    raw = b"".join(_snapshot(vault).values())
     found = [g for g in guesses if g.removeprefix("drawer_").encode("ascii") in raw]
     assert found == []
     with sqlite3.connect(vault / "vault.db") as connection:
