@@ -73,13 +73,13 @@ def _plant_quarantined(
 ) -> str:
     """A resident of the review queue, as a diverted write leaves it (aimed at work/notes); returns its id."""
     from undercroft_core.drawer import Drawer
-    from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id
+    from undercroft_core.ids import ID_RECIPE_APPEND
     from undercroft_core.vocabulary import QUARANTINE_WING
     from undercroft_store import Bypass, BypassReason, DrawerWrite
 
     index = store.allocate_append_indices(1)  # type: ignore[attr-defined]
     drawer = Drawer(
-        id=append_drawer_id(QUARANTINE_WING, "held", index),
+        id=store.drawer_ids.append(QUARANTINE_WING, "held", index),  # type: ignore[attr-defined]
         content=content,
         wing=QUARANTINE_WING,
         room="held",

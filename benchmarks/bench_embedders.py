@@ -51,7 +51,7 @@ from undercroft_bench.chunking import CHUNKERS
 from undercroft_bench.locomo_data import load_locomo
 from undercroft_bench.locomo_eval import LocomoSettings, format_locomo, locomo_json, run_locomo
 from undercroft_bench.undercroft_arm import UndercroftRetriever
-from undercroft_core import DegradingCrossEncoder, Drawer, Embedder, EmbedderIdentity, HashEmbedder, append_drawer_id
+from undercroft_core import DegradingCrossEncoder, Drawer, Embedder, EmbedderIdentity, HashEmbedder
 from undercroft_store import DrawerWrite, Palace, Screen
 
 DATA = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo-dev.json"
@@ -353,7 +353,7 @@ def _ingest_once(embedder: Embedder, texts: list[str]) -> float:
             drawers = [
                 DrawerWrite(
                     Drawer(
-                        id=append_drawer_id("bench", "ingest", index),
+                        id=store.drawer_ids.append("bench", "ingest", index),
                         content=text,
                         wing="bench",
                         room="ingest",

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from undercroft_core import Drawer, HashEmbedder, append_drawer_id
+from undercroft_core import Drawer, HashEmbedder
 from undercroft_store import DrawerWrite, Palace, Screen
 from undercroft_store.integrity import verify as verify_module
 from undercroft_store.kernel._internal import structure
@@ -50,7 +50,7 @@ def _build(home: Path, n: int) -> None:
                 for i in range(first, min(n, first + BATCH)):
                     wing, room = f"wing{i % 10}", f"room{i % 20}"
                     drawer = Drawer(
-                        id=append_drawer_id(wing, room, i),
+                        id=store.drawer_ids.append(wing, room, i),
                         content=_text(i),
                         wing=wing,
                         room=room,

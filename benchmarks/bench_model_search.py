@@ -32,7 +32,7 @@ import tempfile
 import time
 
 from undercroft_bench.locomo_data import load_locomo
-from undercroft_core import Drawer, Embedder, HashEmbedder, LateEncoder, append_drawer_id
+from undercroft_core import Drawer, Embedder, HashEmbedder, LateEncoder
 from undercroft_store import DrawerWrite, Palace, Screen, VaultStore
 from undercroft_store.search import Searcher, SearchRequest
 
@@ -64,7 +64,7 @@ def _fill(store: VaultStore, texts: list[str]) -> float:
             [
                 DrawerWrite(
                     Drawer(
-                        id=append_drawer_id("bench", f"room-{index % 20}", index),
+                        id=store.drawer_ids.append("bench", f"room-{index % 20}", index),
                         content=text,
                         wing="bench",
                         room=f"room-{index % 20}",

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from undercroft_bench.synth import write_step
 from undercroft_bench.synth_corpus import Needle, SynthSpec
-from undercroft_core import HashEmbedder, append_drawer_id
+from undercroft_core import DrawerIds, HashEmbedder
 from undercroft_index import open_backend
 from undercroft_store import Palace, VaultStore
 from undercroft_store.governance.index_push import push_mirror
@@ -58,14 +58,14 @@ SMOKE = ["--checkpoints", "1000", "--needles", "4", "--batch", "500"]
 K = 5
 
 
-def _needle_figures(searcher: Searcher, needles: list[Needle], repeats: int) -> dict[str, float]:
+def _needle_figures(searcher: Searcher, needles: list[Needle], repeats: int, ids: DrawerIds) -> dict[str, float]:
     hits, timings = 0, []
     for _ in range(repeats):
         for needle in needles:
             started = time.perf_counter()
             result = searcher.search(SearchRequest(needle.query, limit=K))
             timings.append((time.perf_counter() - started) * 1000)
-            wanted = append_drawer_id(needle.wing, needle.room, needle.index)
+            wanted = ids.append(needle.wing, needle.room, needle.index)
             hits += any(hit.id == wanted for hit in result.hits)
     return {"recall": hits / max(1, repeats * len(needles)), "p50_ms": statistics.median(timings or [0.0])}
 
@@ -76,7 +76,8 @@ def _local(store: VaultStore, needles: list[Needle], repeats: int) -> dict[str, 
     full.search(SearchRequest("warm the decrypt-once cache", limit=K))
     pq = Searcher(store, embedder, retrieval="pq")
     pq.search(SearchRequest("train or load the sealed codes", limit=K))
-    return {"local": _needle_figures(full, needles, repeats), "pq": _needle_figures(pq, needles, repeats)}
+    ids = store.drawer_ids
+    return {"local": _needle_figures(full, needles, repeats, ids), "pq": _needle_figures(pq, needles, repeats, ids)}
 
 
 def _remote(store: VaultStore, name: str, url: str, needles: list[Needle], repeats: int) -> dict[str, float]:
@@ -89,7 +90,7 @@ def _remote(store: VaultStore, name: str, url: str, needles: list[Needle], repea
         push_s = time.perf_counter() - started
         searcher = Searcher(store, HashEmbedder(), mirror=mirror)
         searcher.search(SearchRequest("check the mirror once", limit=K))
-        figures = _needle_figures(searcher, needles, repeats)
+        figures = _needle_figures(searcher, needles, repeats, store.drawer_ids)
         return {"push_per_s": report.pushed / push_s, "pushed": report.pushed, **figures}
     finally:
         backend.close()

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from undercroft_core import Drawer, HashEmbedder, append_drawer_id
+from undercroft_core import Drawer, HashEmbedder
 from undercroft_store import DrawerWrite, Palace, Screen
 from undercroft_store.integrity.backup import create_backup
 from undercroft_store.integrity.rotation import rotate_vault
@@ -37,7 +37,7 @@ def _fill(palace: Palace, n: int) -> None:
         for start in range(0, n, BATCH):
             drawers = [
                 Drawer(
-                    id=append_drawer_id("bench", f"room{i % 20}", i),
+                    id=store.drawer_ids.append("bench", f"room{i % 20}", i),
                     content=_text(i),
                     wing="bench",
                     room=f"room{i % 20}",

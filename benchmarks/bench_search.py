@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from undercroft_core import Drawer, HashEmbedder, append_drawer_id
+from undercroft_core import Drawer, HashEmbedder
 from undercroft_store import DrawerWrite, Palace, Screen
 from undercroft_store.search import Searcher, SearchRequest
 
@@ -77,7 +77,7 @@ def run(size: int, queries: int, seed: int = 7) -> None:
                     batch.append(
                         DrawerWrite(
                             Drawer(
-                                id=append_drawer_id("bench", room, index),
+                                id=store.drawer_ids.append("bench", room, index),
                                 content=texts[index],
                                 wing="bench",
                                 room=room,
@@ -206,7 +206,7 @@ def run_fts(size: int, queries: int, needles: int, minimum: int = 2048, seed: in
                 batch = [
                     DrawerWrite(
                         Drawer(
-                            id=append_drawer_id("bench", f"room-{index % 20}", index),
+                            id=store.drawer_ids.append("bench", f"room-{index % 20}", index),
                             content=texts[index],
                             wing="bench",
                             room=f"room-{index % 20}",
@@ -237,7 +237,9 @@ def run_fts(size: int, queries: int, needles: int, minimum: int = 2048, seed: in
                     started = time.perf_counter()
                     hits = searcher.search(SearchRequest(question, limit=5)).hits
                     needle_timings.append(time.perf_counter() - started)
-                    found += any(hit.id == append_drawer_id("bench", f"room-{index % 20}", index) for hit in hits)
+                    found += any(
+                        hit.id == store.drawer_ids.append("bench", f"room-{index % 20}", index) for hit in hits
+                    )
                 figures[arm] = {
                     "first": first_search,
                     "p50": _percentile(timings, 0.5),

@@ -40,7 +40,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from undercroft_core import Drawer, HashEmbedder, append_drawer_id
+from undercroft_core import Drawer, DrawerIds, HashEmbedder
 from undercroft_store import DrawerWrite, Palace, Screen
 from undercroft_store.search import Searcher, SearchRequest
 
@@ -50,11 +50,11 @@ import bench_search
 BATCH = 1000
 
 
-def _writes(texts: list[str], first: int, room: str | None = None) -> list[DrawerWrite]:
+def _writes(ids: DrawerIds, texts: list[str], first: int, room: str | None = None) -> list[DrawerWrite]:
     return [
         DrawerWrite(
             Drawer(
-                id=append_drawer_id("bench", room or f"room-{index % 20}", index),
+                id=ids.append("bench", room or f"room-{index % 20}", index),
                 content=text,
                 wing="bench",
                 room=room or f"room-{index % 20}",
@@ -85,7 +85,7 @@ def run(size: int, queries: int, clock: Callable[[], float], seed: int = 7) -> d
         with palace.open_vault("bench", embedder) as store:
             started = clock()
             for first in range(0, size, BATCH):
-                store.write(_writes(texts[first : first + BATCH], first), screening=Screen())
+                store.write(_writes(store.drawer_ids, texts[first : first + BATCH], first), screening=Screen())
             out["ingest_per_s"] = round(size / max(clock() - started, 1e-9))
         asked = [" ".join(rng.sample(texts[rng.randrange(size)].rstrip(".").split(), 5)) for _ in range(queries)]
         with palace.open_vault("bench", embedder) as store:
@@ -112,7 +112,9 @@ def run(size: int, queries: int, clock: Callable[[], float], seed: int = 7) -> d
             extra = bench_search._texts(rng, vocabulary, 2000)
             started = clock()
             for first in range(0, len(extra), BATCH):
-                store.write(_writes(extra[first : first + BATCH], size + first, "room-x"), screening=Screen())
+                store.write(
+                    _writes(store.drawer_ids, extra[first : first + BATCH], size + first, "room-x"), screening=Screen()
+                )
             out["ingest_with_searcher_per_s"] = round(len(extra) / max(clock() - started, 1e-9))
             started = clock()
             searcher.search(SearchRequest(asked[0], limit=10))
@@ -180,7 +182,7 @@ def run_synthetic(folder: Path) -> dict[str, float]:
             writes = [
                 DrawerWrite(
                     Drawer(
-                        id=append_drawer_id("w", path.parent.name, index),
+                        id=store.drawer_ids.append("w", path.parent.name, index),
                         content=path.read_text(encoding="utf-8"),
                         wing="w",
                         room=path.parent.name,
@@ -225,7 +227,7 @@ def run_feed_ingest(rounds: int = 3, drawers: int = 4000) -> dict[str, list[int]
                         change_feed(store)
                     started = time.process_time()
                     for first in range(0, drawers, BATCH):
-                        store.write(_writes(texts[first : first + BATCH], first), screening=Screen())
+                        store.write(_writes(store.drawer_ids, texts[first : first + BATCH], first), screening=Screen())
                     rate.append(round(drawers / max(time.process_time() - started, 1e-9)))
     return rates
 

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from undercroft_core import Drawer, HashEmbedder, append_drawer_id
+from undercroft_core import Drawer, DrawerIds, HashEmbedder
 from undercroft_store import DrawerWrite, Palace, Screen
 from undercroft_store.search import Searcher, SearchRequest
 
@@ -38,10 +38,10 @@ def _texts(rng: random.Random, count: int) -> list[str]:
     return [" ".join(rng.choices(vocabulary, weights, k=rng.randint(40, 80))) + "." for _ in range(count)]
 
 
-def _drawer(index: int, text: str) -> Drawer:
+def _drawer(ids: DrawerIds, index: int, text: str) -> Drawer:
     room = f"room-{index % 20}"
     return Drawer(
-        id=append_drawer_id("bench", room, index),
+        id=ids.append("bench", room, index),
         content=text,
         wing="bench",
         room=room,
@@ -59,11 +59,15 @@ def build(home: Path, tombstones: int, size: int = SIZE) -> None:
         palace.init()
         with palace.open_vault("default", HashEmbedder()) as store:
             for first in range(0, size, BATCH):
-                batch = [DrawerWrite(_drawer(i, texts[i])) for i in range(first, min(size, first + BATCH))]
+                batch = [
+                    DrawerWrite(_drawer(store.drawer_ids, i, texts[i])) for i in range(first, min(size, first + BATCH))
+                ]
                 store.write(batch, screening=Screen())
             for index in range(tombstones):
-                store.delete(_drawer(index, texts[index]).id)
-                store.write([DrawerWrite(_drawer(index, texts[index] + " again"))], screening=Screen())
+                store.delete(_drawer(store.drawer_ids, index, texts[index]).id)
+                store.write(
+                    [DrawerWrite(_drawer(store.drawer_ids, index, texts[index] + " again"))], screening=Screen()
+                )
 
 
 def _median_ms(action: object, repeats: int) -> float:

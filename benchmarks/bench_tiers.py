@@ -37,7 +37,7 @@ from pathlib import Path
 
 from undercroft_bench.synth import write_step
 from undercroft_bench.synth_corpus import Needle, SynthSpec
-from undercroft_core import HashEmbedder, append_drawer_id
+from undercroft_core import DrawerIds, HashEmbedder
 from undercroft_store import Palace, VaultStore
 from undercroft_store.search import Searcher, SearchRequest
 from undercroft_store.search.request import MAX_LIMIT
@@ -60,7 +60,7 @@ def _searcher(store: VaultStore, tier: str, options: TierOptions) -> Searcher:
     return Searcher(store, embedder, retrieval=None if tier == "full-scan" else tier, tier_options=options)
 
 
-def _scopes(searcher: Searcher, needles: list[Needle]) -> dict[str, dict[str, float]]:
+def _scopes(searcher: Searcher, needles: list[Needle], ids: DrawerIds) -> dict[str, dict[str, float]]:
     figures: dict[str, dict[str, float]] = {}
     for scope in SCOPES:
         hits, timings = 0, []
@@ -70,7 +70,7 @@ def _scopes(searcher: Searcher, needles: list[Needle]) -> dict[str, dict[str, fl
             started = time.perf_counter()
             result = searcher.search(_request(needle, scope))
             timings.append((time.perf_counter() - started) * 1000)
-            wanted = append_drawer_id(needle.wing, needle.room, needle.index)
+            wanted = ids.append(needle.wing, needle.room, needle.index)
             hits += any(hit.id == wanted for hit in result.hits)
         figures[scope] = {"recall": hits / max(1, len(needles)), "p50_ms": statistics.median(timings or [0.0])}
     return figures
@@ -141,7 +141,7 @@ def _checkpoint(
             "open_to_first_ms": first_ms,
             "tier_load_ms": tier_ms,
             "ram_b_per_drawer": _ram_per_drawer(searcher, drawers),
-            "scopes": _scopes(searcher, needles),
+            "scopes": _scopes(searcher, needles, store.drawer_ids),
         }
         if offsets:
             row[tier]["offsets"] = _offsets(searcher, needles, offsets)  # type: ignore[index]

@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from undercroft_core import Drawer, HashEmbedder, append_drawer_id
+from undercroft_core import Drawer, HashEmbedder
 from undercroft_store import DrawerWrite, Palace, Screen
 from undercroft_store.kernel._internal.meta_at_rest import stored_label
 
@@ -52,9 +52,11 @@ def _init(tmp_path: Path) -> Path:
 
 def _fill_two_wings(home: Path) -> None:
     """PER_WING drawers in each of two wings (written through the store: 80 CLI runs would be slow)."""
+    with Palace(home) as palace, palace.open_vault("default", HashEmbedder(), read_only=True) as store:
+        ids = store.drawer_ids  # the vault's own id recipe (keyed on a new sealed vault)
     drawers = [
         Drawer(
-            id=append_drawer_id(wing, "misc", i),
+            id=ids.append(wing, "misc", i),
             content=f"memory {i} filed under {wing}",
             wing=wing,
             room="misc",

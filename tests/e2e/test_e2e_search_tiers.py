@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from undercroft_core import Drawer, HashEmbedder, append_drawer_id
+from undercroft_core import Drawer, HashEmbedder
 from undercroft_store import DrawerWrite, Palace, Screen
 from undercroft_store.search.tiers import PQTier
 
@@ -38,11 +38,14 @@ def home(tmp_path: Path) -> Path:
     assert _run(home, "init").returncode == 0
     rng = random.Random(5)
     items = []
+    with Palace.from_env({"UNDERCROFT_HOME": str(home)}) as palace:
+        with palace.open_vault("default", HashEmbedder(), read_only=True) as store:
+            ids = store.drawer_ids  # the vault's own id recipe (keyed on a new sealed vault)
     for i in range(1100):
         wing, room = ("ops", "notes") if i == 900 else (f"w{i % 3}", f"r{i % 4}")
         text = NEEDLE if i == 900 else " ".join(rng.choices(_WORDS, k=12))
         drawer = Drawer(
-            id=append_drawer_id(wing, room, i),
+            id=ids.append(wing, room, i),
             content=text,
             wing=wing,
             room=room,

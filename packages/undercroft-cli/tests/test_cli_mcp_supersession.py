@@ -17,7 +17,6 @@ import pytest
 from undercroft_cli.mcp import McpDispatcher, ToolReply, ToolSession
 from undercroft_config.values import Admission
 from undercroft_core import HashEmbedder
-from undercroft_core.ids import append_drawer_id
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import DrawerWrite, Palace, Screen, VaultStore
 from undercroft_store.governance.admission import AdmissionPolicy, load_fixtures
@@ -117,7 +116,7 @@ def test_the_plain_write_path_would_have_been_a_gap(store: VaultStore, mcp: McpD
     index = store.allocate_append_indices(1)
     unlinked = replace(
         store.get(old),
-        id=append_drawer_id("general", "notes", index),
+        id=store.drawer_ids.append("general", "notes", index),
         chunk_index=index,
         supersedes=old,
         content="Parked on level 5.",

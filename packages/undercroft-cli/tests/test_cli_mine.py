@@ -197,7 +197,10 @@ def test_transcript_render_refuses_malformed_json_at_its_position(
 
 class _CountingStore:
     def __init__(self) -> None:
+        from undercroft_core.ids import PUBLIC_DRAWER_IDS
+
         self.batches: list[int] = []
+        self.drawer_ids = PUBLIC_DRAWER_IDS
 
     def write(self, items: list[object], *, screening: object) -> list[object]:
         from undercroft_store import WriteResult

@@ -7,6 +7,7 @@ import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 from undercroft_cli._internal.composition import open_store
@@ -83,11 +84,21 @@ def test_round_trip_is_lossless_and_idempotent(
     assert (again["created"], again["unchanged"], again["tunnels"]) == (0, 2, 0)
     second = tmp_path / "b.jsonl"
     assert _run(capsys, "export", "--out", str(second))[0] == 0
-    # Everything but the manifest's time is byte-identical: ids, words, dates, embeddings, facts, tunnels.
+    # Everything but the manifest's time and the drawer ids is byte-identical: words, dates, embeddings, facts,
+    # tunnels. The ids are re-derived under b's own key (each new sealed vault keys its ids: hmac-v1), one for one.
     ignored = {"exported_at", "id", "created_at"}
     first_rest = [json.loads(x) for x in lines[1:]]
     second_rest = [json.loads(x) for x in second.read_bytes().splitlines()[1:]]
-    assert [r for r in first_rest if r["type"] == "drawer"] == [r for r in second_rest if r["type"] == "drawer"]
+
+    def drawers(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [
+            {**r, "drawer": {k: v for k, v in r["drawer"].items() if k != "id"}} for r in rows if r["type"] == "drawer"
+        ]
+
+    assert drawers(first_rest) == drawers(second_rest)
+    first_ids = [r["drawer"]["id"] for r in first_rest if r["type"] == "drawer"]
+    second_ids = [r["drawer"]["id"] for r in second_rest if r["type"] == "drawer"]
+    assert len(set(second_ids)) == 2 and not set(first_ids) & set(second_ids)
 
     def facts(rows: list[dict[str, object]]) -> list[object]:
         return [
@@ -261,3 +272,45 @@ def test_an_older_flat_manifest_line_still_imports(
     code, out, err = _run(capsys, "import", str(flat), "--json")
     assert code == 0, err
     assert json.loads(out)["created"] == 2
+
+
+def _export_rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_bytes().splitlines()[1:]]
+
+
+@pytest.mark.parametrize("destination_recipe", ["hmac-v1", "sha256-v1"])
+def test_import_maps_ids_across_recipes_and_every_reference_follows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], destination_recipe: str
+) -> None:
+    """A keyed vault exported into another keyed vault (another key) or into a public-recipe (older) vault:
+    every drawer id is re-derived under the destination's recipe, and a fact's source drawer and a drawer's
+    supersedes link name the destination's id of the same drawer (the id map), never the source vault's."""
+    from undercroft_store.kernel._internal import ids_at_rest
+    from undercroft_store.memory.supersession import supersede_drawer
+
+    _home(monkeypatch, tmp_path / "a")
+    assert _run(capsys, "remember", "the harbour gate opens at six", "--wing", "port", "--room", "gates")[0] == 0
+    with open_store("default") as store:
+        assert store.drawer_ids.recipe == "hmac-v1"
+        [old] = [d.id for d in store.list_drawers()]
+        new = supersede_drawer(store, old, "the harbour gate opens at seven", added_by="test").drawer_id
+        KnowledgeGraph(store).add("harbour gate", "opens_at", "seven", source_drawer=new)
+    export = tmp_path / "a.jsonl"
+    assert _run(capsys, "export", "--out", str(export))[0] == 0
+
+    monkeypatch.setattr(ids_at_rest, "NEW_SEALED_RECIPE", destination_recipe)
+    _home(monkeypatch, tmp_path / "b")
+    assert _run(capsys, "import", str(export))[0] == 0
+    second = tmp_path / "b.jsonl"
+    assert _run(capsys, "export", "--out", str(second))[0] == 0
+    rows = _export_rows(second)
+    by_words = {r["drawer"]["content"]: r["drawer"] for r in rows if r["type"] == "drawer"}
+    old_b, new_b = by_words["the harbour gate opens at six"], by_words["the harbour gate opens at seven"]
+    assert {old_b["id"], new_b["id"]}.isdisjoint({old, new})  # re-derived: another key, or the public recipe
+    assert new_b["supersedes"] == old_b["id"]
+    [fact] = [r["fact"] for r in rows if r["type"] == "kg_fact"]
+    assert fact["source_drawer"] == new_b["id"]
+    with open_store("default") as store:
+        assert store.drawer_ids.recipe == destination_recipe
+        assert all(d.expected_id(store.drawer_ids) == d.id for d in store.list_drawers())
+        assert store.verify().ok

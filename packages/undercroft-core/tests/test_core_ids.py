@@ -14,6 +14,8 @@ from undercroft_core import (
     source_drawer_id,
     validate_drawer_id,
 )
+from undercroft_core.drawer import Drawer
+from undercroft_core.ids import PUBLIC_DRAWER_IDS, VAULT_ID_RECIPE_KEYED, VAULT_ID_RECIPE_PUBLIC, DrawerIds
 
 GOLDEN_SOURCE = [
     (("backend", "decisions", "notes/api.md", 0), "drawer_48c045750ace704fd51f6d5cc5905780"),
@@ -115,3 +117,67 @@ def test_id_shape_is_validated(value: object) -> None:
 
 def test_valid_shape_passes() -> None:
     assert validate_drawer_id(GOLDEN_SOURCE[0][1]) == GOLDEN_SOURCE[0][1]
+
+
+# --- The vault id recipes: sha256-v1 (public) and hmac-v1 (keyed) ------------------------------------------------
+
+_KEY = bytes(range(32))
+
+
+def test_the_keyed_recipe_pins_its_known_answers() -> None:
+    """Recomputed by hand from the definition (stdlib hmac over the hmac-v1 domain tag and the fields)."""
+    keyed = DrawerIds.keyed(_KEY)
+    assert keyed.recipe == VAULT_ID_RECIPE_KEYED and keyed.is_keyed
+    assert keyed.source("backend", "decisions", "notes/api.md", 0) == "drawer_ecaaf4f78798dd0498c49b0a6032e18e"
+    assert keyed.append("backend", "decisions", 0) == "drawer_398852893c9746c017313de5b93fa2dd"
+
+
+def test_the_public_recipe_is_the_module_functions() -> None:
+    assert PUBLIC_DRAWER_IDS.recipe == VAULT_ID_RECIPE_PUBLIC and not PUBLIC_DRAWER_IDS.is_keyed
+    assert (
+        PUBLIC_DRAWER_IDS.source("backend", "decisions", "notes/api.md", 0) == "drawer_48c045750ace704fd51f6d5cc5905780"
+    )
+    assert PUBLIC_DRAWER_IDS.append("backend", "decisions", 1) == "drawer_cf850706415d719fb8b1fcb7fdecdc27"
+
+
+def test_a_keyed_id_confirms_no_guess_without_its_key() -> None:
+    """The attacker's recomputation of a guessed (wing, room, source, index) — public, or under any other key —
+    never gives the keyed id; the same key always does."""
+    keyed = DrawerIds.keyed(_KEY)
+    stored = keyed.source("backend", "decisions", "notes/api.md", 0)
+    assert source_drawer_id("backend", "decisions", "notes/api.md", 0) != stored
+    assert DrawerIds.keyed(bytes(32)).source("backend", "decisions", "notes/api.md", 0) != stored
+    assert DrawerIds.keyed(bytes(_KEY)).source("backend", "decisions", "notes/api.md", 0) == stored
+
+
+def test_a_drawer_re_derives_under_the_recipe_it_is_given() -> None:
+    keyed = DrawerIds.keyed(_KEY)
+    drawer = Drawer(
+        id=keyed.append("w", "r", 3),
+        content="x",
+        wing="w",
+        room="r",
+        chunk_index=3,
+        id_recipe="append",
+        added_by="t",
+        filed_at="2026-01-01T00:00:00Z",
+    )
+    assert drawer.expected_id(keyed) == drawer.id != drawer.expected_id()
+
+
+@pytest.mark.parametrize(
+    ("recipe", "key", "message"),
+    [
+        ("hmac-v1", None, "32-byte key"),
+        ("hmac-v1", b"short", "32-byte key"),
+        ("sha256-v1", _KEY, "takes no key"),
+        ("md5-v0", None, "unknown drawer id recipe"),
+    ],
+)
+def test_a_malformed_recipe_is_refused(recipe: str, key: bytes | None, message: str) -> None:
+    with pytest.raises(InvalidInput, match=message):
+        DrawerIds(recipe, key)
+
+
+def test_the_key_never_shows_in_repr() -> None:
+    assert repr(DrawerIds.keyed(_KEY)) == "DrawerIds('hmac-v1')"

@@ -23,6 +23,34 @@ class StepClock:
         return self.now
 
 
+def _pin_public_recipe(patch: pytest.MonkeyPatch) -> None:
+    from undercroft_core.ids import VAULT_ID_RECIPE_PUBLIC
+    from undercroft_store.kernel._internal import ids_at_rest
+
+    patch.setattr(ids_at_rest, "NEW_SEALED_RECIPE", VAULT_ID_RECIPE_PUBLIC)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _legacy_ids_module(request: pytest.FixtureRequest) -> Iterator[None]:
+    """``pytestmark = pytest.mark.legacy_ids``: sealed vaults created in the module (its module-scoped
+    fixtures included) record the PUBLIC id recipe.
+
+    Such a test builds drawers with core's `source_drawer_id`/`append_drawer_id` (the public ``sha256-v1``
+    recipe, which every vault created before keyed ids uses) and asserts their ids: it tests the store under
+    that recipe, exactly as an upgraded old vault runs. Every other test gets the keyed recipe of new vaults."""
+    with pytest.MonkeyPatch.context() as patch:
+        if request.node.get_closest_marker("legacy_ids") is not None:
+            _pin_public_recipe(patch)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _legacy_ids(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``@pytest.mark.legacy_ids`` on one test: as the module marker, for that test."""
+    if request.node.get_closest_marker("legacy_ids") is not None:
+        _pin_public_recipe(monkeypatch)
+
+
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     return tmp_path / "palace"

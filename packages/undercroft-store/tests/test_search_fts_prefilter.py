@@ -19,6 +19,8 @@ from undercroft_store.search import HYDRATION_FLOOR, Searcher, SearchRequest
 from undercroft_store.search.errors import InvalidSearch
 from undercroft_store.search.fts import cosine_cut, fts_candidates, match_expression, usable_terms
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 EMBEDDER = HashEmbedder()
 FILLERS = 600
 QUERY = "where does zqxv wqzz keep the lantern"

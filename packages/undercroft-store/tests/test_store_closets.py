@@ -12,6 +12,8 @@ from undercroft_store.memory.hallways import hallways
 from undercroft_store.memory.kg.errors import InvalidSurfaceInput
 from undercroft_store.memory.wakeup import wake_up
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 
 @pytest.fixture
 def store(palace: Palace, embedder: HashEmbedder) -> Iterator[VaultStore]:

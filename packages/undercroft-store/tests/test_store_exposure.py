@@ -23,18 +23,26 @@ import pytest
 from undercroft_config.values import Admission
 from undercroft_core import HashEmbedder
 from undercroft_core.drawer import Drawer
-from undercroft_core.ids import ID_RECIPE_SOURCE, ID_RECIPES, source_drawer_id
+from undercroft_core.ids import (
+    ID_RECIPE_SOURCE,
+    ID_RECIPES,
+    VAULT_ID_RECIPE_KEYED,
+    VAULT_ID_RECIPES,
+    DrawerIds,
+    append_drawer_id,
+    source_drawer_id,
+)
 from undercroft_core.vocabulary import TRUST_VOCAB
 from undercroft_store import DrawerWrite, Palace, Screen
 from undercroft_store.governance.admission import AdmissionPolicy
 from undercroft_store.governance.forgetting import forget
 from undercroft_store.governance.quarantine import install_gate
 from undercroft_store.governance.retention import set_retention, sweep
-from undercroft_store.integrity.exposure import EXPOSURE, FILES, META_KEYS, SHAPES
+from undercroft_store.integrity.exposure import CLEAR_JSON, EXPOSURE, FILES, META_KEYS, SHAPES
 from undercroft_store.kernel import snapshot_table, tier_tables
 from undercroft_store.kernel.trust import set_trust
 from undercroft_store.memory.diaries import write_diary
-from undercroft_store.memory.kg.facts import AUTHORITY_CLASSES, REVIEW_STATES
+from undercroft_store.memory.kg.facts import AUTHORITY_CLASSES, CLOSED, REVIEW_STATES
 from undercroft_store.memory.kg.graph import KnowledgeGraph
 from undercroft_store.memory.supersession import supersede_drawer
 from undercroft_store.memory.tunnels import create_tunnel, delete_tunnel
@@ -61,6 +69,8 @@ WRITTEN: dict[str, str] = {
     "tunnel wing": "farwingbastion",
     "tunnel room": "dockyardroom",
     "queued wing": "inboundwing",
+    "fact window": "2001-02-03",
+    "fact window end": "2004-05-06",
 }
 CONTENT_WORDS = ("lighthouse", "fog horn", "quay ledger", "evil.example", "harbour ledgers")
 
@@ -75,18 +85,11 @@ _VOCABULARIES: dict[tuple[str, str], frozenset[object]] = {
     ("admission_queue", "id_recipe"): frozenset(ID_RECIPES),
     ("kg_facts", "authority_class"): frozenset(AUTHORITY_CLASSES),
     ("kg_facts", "review_state"): frozenset(REVIEW_STATES),
+    ("kg_facts", "valid_to"): frozenset({CLOSED}),
+    ("meta", "kg_windows"): frozenset({b"sealed-v1"}),
     ("meta", "level"): frozenset({b"sealed"}),
     ("meta", "metadata"): frozenset({b"sealed-v1"}),
-}
-#: The keys each clear JSON meta may hold (a new key fails here until the inventory states it).
-_CLEAR_JSON: dict[str, frozenset[str]] = {
-    "kg_entities": frozenset({"created_at"}),
-    "supersessions": frozenset({"at", "receipt", "superseded"}),
-    "kg_facts": frozenset(
-        {"authority_class", "canonical", "confidence", "created_at", "extractor", "grounding", "o", "p"}
-        | {"review_state", "s", "source_drawer", "source_fp", "span", "superseded_by", "supersedes"}
-        | {"valid_from", "valid_to"}
-    ),
+    ("meta", "drawer_id_recipe"): frozenset(r.encode("ascii") for r in VAULT_ID_RECIPES),
 }
 
 
@@ -99,9 +102,9 @@ class _Clock:
         return self.now
 
 
-def _sourced(index: int, wing: str, room: str, source: str) -> Drawer:
+def _sourced(ids: DrawerIds, index: int, wing: str, room: str, source: str) -> Drawer:
     return Drawer(
-        id=source_drawer_id(wing, room, source, index),
+        id=ids.source(wing, room, source, index),
         content=f"Paragraph {index}: on {WRITTEN['dated mention']} the quay ledger was balanced by the clerk.",
         wing=wing,
         room=room,
@@ -132,12 +135,19 @@ def _write_everywhere(home: Path) -> None:
                 added_by=w["added by"],
                 agent=w["agent"],
             )
-            mined = [_sourced(i, w["mined wing"], w["mined room"], w["source file"]) for i in range(3)]
-            imported = [_sourced(i, w["wing"], w["room"], w["import file"]) for i in range(2)]
+            assert store.drawer_ids.recipe == VAULT_ID_RECIPE_KEYED  # a new sealed vault keys its ids
+            ids = store.drawer_ids
+            mined = [_sourced(ids, i, w["mined wing"], w["mined room"], w["source file"]) for i in range(3)]
+            imported = [_sourced(ids, i, w["wing"], w["room"], w["import file"]) for i in range(2)]
             store.write([DrawerWrite(d) for d in mined + imported], screening=Screen())
             supersede_drawer(store, saved[0].id, "The keeper now logs the fog horn at dawn.", added_by=w["added by"])
             KnowledgeGraph(store).add(
-                "lighthouse keeper", "maintains", "fog horn", valid_from="2001-02-03", source_drawer=mined[0].id
+                "lighthouse keeper",
+                "maintains",
+                "fog horn",
+                valid_from=w["fact window"],
+                valid_to=w["fact window end"],
+                source_drawer=mined[0].id,
             )
             gone = create_tunnel(store, w["wing"], w["tunnel wing"], "the ledger route")
             create_tunnel(store, w["mined wing"], w["tunnel wing"], "a second route", to_room=w["tunnel room"])
@@ -194,6 +204,12 @@ def test_every_table_and_column_is_inventoried_and_every_entry_exists(vault: Pat
     assert len(listed) == len(EXPOSURE), "an inventory entry is listed twice"
 
 
+def test_every_clear_json_column_has_its_field_list() -> None:
+    clear_json = {e.table for e in EXPOSURE if e.column == "meta_json" and e.shape == "clear"}
+    assert clear_json == set(CLEAR_JSON)
+    assert all(reveals for fields in CLEAR_JSON.values() for reveals in fields.values())
+
+
 def test_every_meta_key_and_file_is_inventoried(vault: Path) -> None:
     with sqlite3.connect(vault / "vault.db") as connection:
         keys = {str(k) for (k,) in connection.execute("SELECT key FROM meta")}
@@ -226,7 +242,7 @@ def _is_label(value: object) -> bool:
 
 def _check(shape: str, key: tuple[str, str], value: object, chain_times: set[str]) -> bool:
     if value is None:
-        return shape in ("blind", "id", "clear")  # nullable label columns: NULL says "none", nothing more
+        return shape in ("blind", "id", "clear", "vocabulary", "null")  # NULL says "none", nothing more
     checks: dict[str, Any] = {
         "sealed": _is_sealed,
         "blind": lambda v: isinstance(v, str) and (_HEX32.fullmatch(v) is not None or (key[1] == "room" and v == "")),
@@ -235,6 +251,7 @@ def _check(shape: str, key: tuple[str, str], value: object, chain_times: set[str
         "label": _is_label,
         "count": lambda v: isinstance(v, int) or (isinstance(v, bytes) and v.isdigit()),
         "chain-time": lambda v: v in chain_times,
+        "null": lambda v: False,  # only NULL (above) has this shape
         "vocabulary": lambda v: v in _VOCABULARIES[key],
         "clear": lambda v: True,  # stated with its reason; the grep below still holds it to no written value
     }
@@ -255,8 +272,12 @@ def test_every_stored_value_has_its_inventoried_shape(vault: Path) -> None:
         for key, value in connection.execute("SELECT key, value FROM meta"):
             if not _check(META_KEYS[key][0], ("meta", key), bytes(value), chain_times):
                 bad.append(f"meta[{key}] = {bytes(value)!r:.80}")
-        for table, allowed in _CLEAR_JSON.items():
-            for (meta,) in connection.execute(f"SELECT meta_json FROM {table}"):
+        for table, fields in CLEAR_JSON.items():
+            assert shapes[(table, "meta_json")] == "clear", f"{table}.meta_json is not declared clear"
+            allowed = set(fields)
+            documents = connection.execute(f"SELECT meta_json FROM {table}").fetchall()
+            assert documents, f"{table} holds no row: its clear JSON entry would be checked against nothing"
+            for (meta,) in documents:
                 document = json.loads(meta)
                 if set(document) != allowed:
                     bad.append(f"{table}.meta_json keys {sorted(document)}")
@@ -265,18 +286,31 @@ def test_every_stored_value_has_its_inventoried_shape(vault: Path) -> None:
     assert bad == []
 
 
+def _snapshot(vault: Path) -> dict[str, bytes]:
+    """Every file of the vault directory, read once (a -wal/-shm SQLite removes meanwhile held no data)."""
+    found: dict[str, bytes] = {}
+    for path in vault.iterdir():
+        try:
+            found[path.name] = path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError):
+            continue
+    return found
+
+
 def test_no_written_name_path_claim_or_date_is_in_the_clear(vault: Path) -> None:
-    raw = b"".join(p.read_bytes() for p in vault.iterdir() if p.is_file())
+    raw = b"".join(_snapshot(vault).values())
     found = [k for k, v in WRITTEN.items() if v.encode("utf-8") in raw]
     found += [w for w in CONTENT_WORDS if w.encode("utf-8") in raw]
     assert found == []
     strings = shutil.which("strings")
     if strings is None:
         pytest.skip("the strings program is not installed (the byte grep above ran)")
-    for path in vault.iterdir():
-        if path.is_file():
-            out = subprocess.run([strings, "-a", "-n", "4", str(path)], capture_output=True, text=True, check=True)
-            assert [v for v in WRITTEN.values() if v in out.stdout] == [], path.name
+    # Each file's bytes are read once and fed to strings on stdin: a -wal/-shm that SQLite removes when a
+    # connection closes cannot vanish between the listing and the program (it failed with exit 1 then).
+    for name, data in _snapshot(vault).items():
+        out = subprocess.run([strings, "-a", "-n", "4"], input=data, capture_output=True, check=True)
+        text = out.stdout.decode("utf-8", "replace")
+        assert [v for v in WRITTEN.values() if v in text] == [], name
 
 
 def test_the_shape_checks_catch_a_clear_name(vault: Path, tmp_path: Path) -> None:
@@ -294,3 +328,18 @@ def test_the_shape_checks_catch_a_clear_name(vault: Path, tmp_path: Path) -> Non
         metas = [v for (v,) in connection.execute("SELECT meta_json FROM tunnels")]
     assert not all(_check(shapes[("drawers", "wing")], ("drawers", "wing"), v, times) for v in wings)
     assert not all(_check(shapes[("tunnels", "meta_json")], ("tunnels", "meta_json"), v, times) for v in metas)
+
+
+def test_no_public_recipe_id_of_a_written_drawer_is_stored(vault: Path) -> None:
+    """A keyed vault's ids confirm no guess: the public-recipe id of every (wing, room, source, index) written —
+    what an attacker who guessed them computes — is in none of the raw files, in hex or as the id string."""
+    w = WRITTEN
+    guesses = [source_drawer_id(w["mined wing"], w["mined room"], w["source file"], i) for i in range(3)]
+    guesses += [source_drawer_id(w["wing"], w["room"], w["import file"], i) for i in range(2)]
+    guesses += [append_drawer_id(w["wing"], w["room"], i) for i in range(8)]  # the saves: a small counter
+    raw = b"".join(_snapshot(vault).values())
+    found = [g for g in guesses if g.removeprefix("drawer_").encode("ascii") in raw]
+    assert found == []
+    with sqlite3.connect(vault / "vault.db") as connection:
+        stored = {str(i) for (i,) in connection.execute("SELECT id FROM drawers")}
+    assert stored and not stored & set(guesses)

@@ -13,6 +13,8 @@ from undercroft_store import Bypass, BypassReason, DrawerWrite, Palace, VaultSto
 from undercroft_store.errors import InvalidDrawer
 from undercroft_store.integrity.history import HistoryRecord, HistoryRefused, history
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 
 def _plant_quarantined(store: VaultStore) -> str:
     index = store.allocate_append_indices(1)

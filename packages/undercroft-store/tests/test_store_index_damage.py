@@ -15,6 +15,8 @@ from undercroft_store.integrity.repair import repair_vault
 from undercroft_store.kernel._internal.meta_at_rest import stored_label
 from undercroft_store.memory.dedup import find_duplicates
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 PER_WING = 40
 
 

@@ -27,6 +27,8 @@ from undercroft_store.kernel._internal.meta_migration import MIGRATION_LABEL
 from undercroft_store.memory.tunnels import create_tunnel, list_tunnels
 from undercroft_store.search import Searcher, SearchRequest
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 EMBEDDER = HashEmbedder()
 #: Every value written that an offline reader must not find after the migration.
 NAMES = (b"casefiles", b"harbourmaster", b"ledger-2026.md", b"archivist-bot", b"2025-11-04", b"farwingbastion")

@@ -23,6 +23,8 @@ from undercroft_store.kernel._internal.meta_at_rest import stored_label
 from undercroft_store.search import Searcher, SearchRequest
 from undercroft_store.store import VaultStore
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 ATTACKS = [fixture.text for fixture in load_fixtures()]
 QUARANTINE = AdmissionPolicy(mode=Admission.QUARANTINE)
 

@@ -19,6 +19,8 @@ from undercroft_store.governance.quarantine import QueueTampered, install_gate
 from undercroft_store.governance.rulings import DestinationMoved, QueueEntryNotFound, allow, list_admissions
 from undercroft_store.store import VaultStore
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 ATTACK = load_fixtures()[0].text
 CLEAN = "The quarterly report is due on Friday."
 

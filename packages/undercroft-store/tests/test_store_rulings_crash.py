@@ -26,6 +26,8 @@ from undercroft_store.governance.rulings import deny, list_admissions
 from undercroft_store.kernel._internal import chain_append as anchor_module
 from undercroft_store.store import VaultStore
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 ATTACK = load_fixtures()[0].text
 BETWEEN = (rulings_module, "ruling_tag")  # computed after the erasure, where the second commit began
 BEFORE_ANCHOR = (anchor_module, "swap_manifest")  # every anchor goes through chain_append.anchor_now

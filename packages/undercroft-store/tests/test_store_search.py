@@ -28,6 +28,8 @@ from undercroft_store.search import (
 )
 from undercroft_store.search._internal.term_bags import term_bag, term_list
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 EMBEDDER = HashEmbedder()
 
 

@@ -12,6 +12,8 @@ from undercroft_store import DrawerWrite, Palace, Screen, VaultStore
 from undercroft_store.search import Searcher, SearchRequest
 from undercroft_store.search._internal.analysis import AnalysisMemo
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 EMBEDDER = HashEmbedder()
 TEXTS = [
     "Melanie went to the Boston Marathon on 03/04/2023 with Caroline.",

@@ -20,6 +20,8 @@ from undercroft_store.search import Searcher, SearchRequest
 from undercroft_store.search.lexical import LexicalQuery, _pool_resolution, _relatives, _sampled_resolution, score_pool
 from undercroft_store.search.lexicon import VOTER_WORDS, Lexicon
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 EMBEDDER = HashEmbedder()
 
 # Several languages, scripts that settle a language (Greek, Cyrillic), a mixed line, digits, punctuation only.

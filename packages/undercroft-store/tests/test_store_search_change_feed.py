@@ -20,6 +20,8 @@ from undercroft_store.kernel.screening import Bypass, BypassReason
 from undercroft_store.search import EmbeddingCache, Searcher, SearchRequest
 from undercroft_store.search._internal.change_feed import change_feed
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 EMBEDDER = HashEmbedder()
 SIZE = 400  # above the small-vault floor (256): single changes are patched, not rebuilt
 _WORDS = [f"{a}{b}{c}" for a in "bcdfgk" for b in "aeiou" for c in "lmnrst"]

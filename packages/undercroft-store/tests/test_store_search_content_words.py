@@ -11,6 +11,8 @@ from undercroft_core.language import ReadingConventions
 from undercroft_store import DrawerWrite, Palace, Screen, VaultStore
 from undercroft_store.search import Searcher, SearchRequest
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 EMBEDDER = HashEmbedder()
 TEXTS = [
     "Nate said he won the regional tournament and it was the best day of the year.",

@@ -13,6 +13,8 @@ from undercroft_store import DrawerWrite, Palace, Screen, VaultStore
 from undercroft_store.search import Searcher, SearchRequest
 from undercroft_store.search.dated import DatedIndex, _spans, dated_candidates, dated_joiners
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 EMBEDDER = HashEmbedder()
 NEEDLE = "Calvin: yesterday I met the artists in Boston."
 QUESTION = "Which city was Calvin at on October 3, 2023?"

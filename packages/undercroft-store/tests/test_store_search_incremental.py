@@ -15,6 +15,8 @@ from undercroft_store.kernel.screening import Bypass, BypassReason
 from undercroft_store.kernel.writes import refresh_embeddings
 from undercroft_store.search import EmbeddingCache, Searcher, SearchRequest
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 EMBEDDER = HashEmbedder()
 SIZE = 600  # above the small-vault floor (256), so a single change is patched, not rebuilt
 _WORDS = [f"{a}{b}{c}" for a in "bcdfgk" for b in "aeiou" for c in "lmnrst"]

@@ -19,6 +19,8 @@ from undercroft_store.search import (
     SearchRequest,
 )
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 EMBEDDER = HashEmbedder()
 DRAWERS = 5_000
 QUERY = "lantern harbour ledger"

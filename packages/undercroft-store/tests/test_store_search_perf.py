@@ -20,6 +20,8 @@ from undercroft_store.search._internal.term_bags import TermBag, term_bag
 from undercroft_store.search.lexical import BM25_B, BM25_K1, LexicalQuery, _pool_resolution, score_lexical
 from undercroft_store.search.lexicon import Lexicon
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 EMBEDDER = HashEmbedder()
 
 

@@ -13,6 +13,8 @@ from undercroft_store import DrawerWrite, Palace, Screen, VaultStore
 from undercroft_store.search import HYDRATION_FLOOR, Lexicon, Searcher, SearchRequest
 from undercroft_store.search.postings import Postings
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 EMBEDDER = HashEmbedder()
 FILLERS = 2_000
 QUERY = "where does zqxv wqzz keep the lantern"

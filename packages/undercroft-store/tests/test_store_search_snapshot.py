@@ -27,6 +27,8 @@ from undercroft_store.search import Searcher, SearchRequest
 from undercroft_store.search._internal import snapshot as snapshot_module
 from undercroft_store.store import VaultStore
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 DRAWERS = 1100
 WORDS = [f"{a}{b}" for a in ("vel", "mor", "tas", "quin", "dor", "lum", "sar") for b in ("ak", "en", "ith", "o", "ur")]
 #: A drawer whose words no other drawer holds: what a forget must take out of the snapshot.

@@ -29,6 +29,8 @@ from undercroft_store.search import InvalidSearch, Searcher, SearchRequest, plan
 from undercroft_store.search.tiers import HnswTier, PQTier, TierOptions, pq, scaled_tier
 from undercroft_store.search.tiers.exact import open_embeddings
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 EMBEDDER = HashEmbedder()
 SIZE = 700
 OPTIONS = TierOptions(ivf_min=500)  # √700 → 27 inverted lists

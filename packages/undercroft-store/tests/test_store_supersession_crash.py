@@ -22,6 +22,8 @@ from undercroft_store.memory import supersession as supersession_module
 from undercroft_store.memory.supersession import supersede_drawer, supersessions
 from undercroft_store.store import VaultStore
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 BETWEEN = (supersession_module, "supersession_tag")  # the link's tag: where the second commit began
 BEFORE_ANCHOR = (anchor_module, "swap_manifest")  # every anchor goes through chain_append.anchor_now
 NEW = "The VPN gateway is vpn-2"

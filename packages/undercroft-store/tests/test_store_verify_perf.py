@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from undercroft_core import Drawer, HashEmbedder, append_drawer_id
@@ -20,6 +21,8 @@ from undercroft_vault import (
     locate_anchor,
     replay,
 )
+
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
 
 _KEYS = derive_vault_keys(SecretBytes(bytes(range(32))), "verify-perf", bytes(32))
 

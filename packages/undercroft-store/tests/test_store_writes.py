@@ -25,6 +25,8 @@ from undercroft_store import (
     Screen,
 )
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 STORE_SRC = Path(__file__).resolve().parents[1] / "src" / "undercroft_store"
 
 

@@ -22,6 +22,8 @@ from undercroft_store import Bypass, BypassReason, DrawerWrite, InvalidDrawer, P
 from undercroft_store.kernel.writes import write_drawers
 from undercroft_vault import AuditRow, compute_tag, fingerprint
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 
 def _drawer(index: int, content: str, *, wing: str = "life", room: str = "car", **extra: object) -> Drawer:
     return Drawer(

@@ -17,6 +17,8 @@ from undercroft_obs import names
 from undercroft_store import Bypass, BypassReason, DrawerWrite, InvalidDrawer, Palace, Screen
 from undercroft_store.kernel._internal.vectors import EXACT_SLICE_CHARS, _slices, embed_quantised, pack_rows
 
+pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
+
 
 def _drawer(index: int, content: str, *, wing: str = "life", room: str = "car", **extra: object) -> Drawer:
     return Drawer(

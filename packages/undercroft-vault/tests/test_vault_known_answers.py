@@ -79,6 +79,7 @@ def test_aad_bytes_are_pinned() -> None:
         "queue_meta": Domain.queue_meta("drawer-1"),
         "label_names": Domain.label_names(),
         "surface_meta": Domain.surface_meta("tunnel-1"),
+        "kg_window": Domain.kg_window("fact-1"),
         "vault_secret": Domain.vault_secret("blind-index"),
     }
     assert set(domains) == set(KAT["aad"])
@@ -115,6 +116,7 @@ def test_blind_index_vectors(keys) -> None:  # type: ignore[no-untyped-def]
     blind = BlindIndex(SecretBytes(h(vector["secret"])))
     assert blind.blind("entity", "Alice") == vector["entity_alice"]
     assert blind.provenance_fingerprint(b"source").hex() == vector["provenance"]
+    assert blind.drawer_id_key().hex() == vector["drawer_id_key"]
     reopened = BlindIndex.open_sealed(Sealer(keys), h(vector["sealed"]))
     assert reopened.blind("entity", "Alice") == vector["entity_alice"]
 

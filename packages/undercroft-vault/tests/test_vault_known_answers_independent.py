@@ -199,3 +199,10 @@ def test_argon2id_vector_under_libsodium() -> None:
         memlimit=64 * 1024 * 1024,
     )
     assert key.hex() == vector["key"]
+
+
+def test_the_drawer_id_key_is_hmac_sha256_of_its_tag_under_the_blind_secret() -> None:
+    """The keyed id recipe's key (``BlindIndex.drawer_id_key``) recomputed from its definition with the stdlib."""
+    vector = KAT["blind"]
+    expected = hmac.digest(h(vector["secret"]), b"undercroft.drawer-id-key.v1\x00", hashlib.sha256).hex()
+    assert vector["drawer_id_key"] == expected

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from undercroft_core import Drawer, HashEmbedder, append_drawer_id
+from undercroft_core import Drawer, HashEmbedder
+from undercroft_core.ids import PUBLIC_DRAWER_IDS, DrawerIds
 from undercroft_store import DrawerWrite, Palace, Screen, VaultStore
 from undercroft_store.search import Searcher, SearchRequest
 
@@ -198,7 +199,7 @@ def write_step(
             items.append(
                 DrawerWrite(
                     Drawer(
-                        id=append_drawer_id(drawer.wing, drawer.room, index),
+                        id=store.drawer_ids.append(drawer.wing, drawer.room, index),
                         content=drawer.text,
                         wing=drawer.wing,
                         room=drawer.room,
@@ -221,7 +222,9 @@ def _request(needle: Needle, scope: str, k: int) -> SearchRequest:
     return SearchRequest(needle.query, limit=k, wing=wing, room=room)
 
 
-def measure_scopes(searcher: Searcher, needles: list[Needle], k: int) -> tuple[ScopeFigures, ...]:
+def measure_scopes(
+    searcher: Searcher, needles: list[Needle], k: int, ids: DrawerIds = PUBLIC_DRAWER_IDS
+) -> tuple[ScopeFigures, ...]:
     """R@k of ``needles`` (a hit: the needle's drawer among the first k) and latency, for each of `SCOPES`."""
     figures = []
     for scope in SCOPES:
@@ -231,7 +234,7 @@ def measure_scopes(searcher: Searcher, needles: list[Needle], k: int) -> tuple[S
             started = time.perf_counter()
             result = searcher.search(request)
             timings.append((time.perf_counter() - started) * 1000)
-            wanted = append_drawer_id(needle.wing, needle.room, needle.index)
+            wanted = ids.append(needle.wing, needle.room, needle.index)  # the vault's recipe (store.drawer_ids)
             hits += any(hit.id == wanted for hit in result.hits)
         figures.append(ScopeFigures(scope, hits, len(needles), statistics.median(timings), _percentile(timings, 0.95)))
     return tuple(figures)
@@ -320,7 +323,7 @@ def run_scale(
                     searcher.search(SearchRequest(paging_query(settings.spec), limit=settings.k))
                     first_ms = (time.perf_counter() - started) * 1000
                     say(f"synth: {target:,} drawers written ({step / spent:,.0f}/s); searching {len(needles)} needles")
-                    scopes = measure_scopes(searcher, needles, settings.k)
+                    scopes = measure_scopes(searcher, needles, settings.k, store.drawer_ids)
                     offsets = None
                     if settings.offsets:
                         query = paging_query(settings.spec)

@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
-from undercroft_core import CrossEncoder, Drawer, Embedder, HashEmbedder, LateEncoder, append_drawer_id
+from undercroft_core import CrossEncoder, Drawer, Embedder, HashEmbedder, LateEncoder
 from undercroft_store import DrawerWrite, Palace, Screen
 from undercroft_store.search import Searcher, SearchRequest
 
@@ -99,7 +99,7 @@ class UndercroftRetriever:
             drawers.append(
                 DrawerWrite(
                     Drawer(
-                        id=append_drawer_id(ARM_WING, room, position),
+                        id=self._store.drawer_ids.append(ARM_WING, room, position),
                         content=item.text,
                         wing=ARM_WING,
                         room=room,

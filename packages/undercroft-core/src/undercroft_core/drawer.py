@@ -24,7 +24,7 @@ from undercroft_core._internal.checks import (
     check_timestamp,
 )
 from undercroft_core.errors import InvalidInput
-from undercroft_core.ids import ID_RECIPE_APPEND, ID_RECIPE_SOURCE, ID_RECIPES, append_drawer_id, source_drawer_id
+from undercroft_core.ids import ID_RECIPE_APPEND, ID_RECIPE_SOURCE, ID_RECIPES, PUBLIC_DRAWER_IDS, DrawerIds
 from undercroft_core.ids import validate_drawer_id as _validate_drawer_id
 from undercroft_core.names import validate_name
 from undercroft_core.normalisation import NORMALIZE_VERSION, SUPPORTED_NORMALIZE_VERSIONS
@@ -251,12 +251,13 @@ class Drawer:
         for entity in self.entities:
             check_offset_pair(entity.start, entity.end, length, "entity")
 
-    def expected_id(self) -> str:
-        """The id this drawer's recipe gives for its wing, room, source and chunk index."""
+    def expected_id(self, ids: DrawerIds = PUBLIC_DRAWER_IDS) -> str:
+        """The id this drawer's recipe gives for its wing, room, source and chunk index under the vault id
+        recipe ``ids`` (the store passes its own; the default is the public ``sha256-v1``)."""
         if self.id_recipe == ID_RECIPE_APPEND:
-            return append_drawer_id(self.wing, self.room, self.chunk_index, normalize_version=self.normalize_version)
+            return ids.append(self.wing, self.room, self.chunk_index, normalize_version=self.normalize_version)
         assert self.source_file is not None
-        return source_drawer_id(
+        return ids.source(
             self.wing, self.room, self.source_file, self.chunk_index, normalize_version=self.normalize_version
         )
 

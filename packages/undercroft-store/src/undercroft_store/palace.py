@@ -28,6 +28,7 @@ from undercroft_vault.manifest import LEVELS, Level
 from undercroft_vault.masterkey import narrow_home
 
 from undercroft_store.errors import InvalidVaultName, StoreClosed, VaultExists, VaultNotFound
+from undercroft_store.kernel import seams
 from undercroft_store.kernel._internal.context import utc_now
 from undercroft_store.kernel._internal.identity import check_identity
 from undercroft_store.kernel._internal.meta_migration import migrate_metadata
@@ -238,6 +239,7 @@ class Palace:
         )
         try:
             migrate_metadata(context)  # a pre-issue-29 sealed vault: once, before any drawer is read
+            seams.open_migration("kg_windows")(context)  # sealed KG windows (memory.kg.window_migration)
             check_identity(context)
         except BaseException:
             wipe_quietly(context)

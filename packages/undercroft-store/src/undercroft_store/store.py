@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 from undercroft_core.chunking import chunk
 from undercroft_core.drawer import Drawer
 from undercroft_core.embedder import Embedder
-from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id, validate_drawer_id
+from undercroft_core.ids import ID_RECIPE_APPEND, DrawerIds, validate_drawer_id
 from undercroft_core.model_roles import CrossEncoder, LateEncoder
 from undercroft_core.normalisation import is_blank, normalise
 from undercroft_core.vocabulary import QUARANTINE_WING
@@ -203,6 +203,13 @@ class VaultStore:
         """Record this handle's embedder identity now, before any drawer (see `writes.record_embedder`)."""
         record_embedder(self._live())
 
+    @property
+    def drawer_ids(self) -> DrawerIds:
+        """This vault's drawer-id recipe: derive the id of every drawer written here with it (a source chunk
+        with ``.source(...)``, an API save with ``.append(...)``). Keyed (``hmac-v1``) on a sealed vault
+        created since issue 29, public (``sha256-v1``) on older and hmac-only vaults; ``.recipe`` names it."""
+        return self._live().drawer_ids
+
     def allocate_append_indices(self, count: int) -> int:
         """Reserve ``count`` unique append indices (for ``append``-recipe ids); returns the first.
 
@@ -256,7 +263,7 @@ class VaultStore:
         filed_at = context.now()
         drawers = [
             Drawer(
-                id=append_drawer_id(wing, room, first + offset),
+                id=context.drawer_ids.append(wing, room, first + offset),
                 content=piece.text,
                 wing=wing,
                 room=room,

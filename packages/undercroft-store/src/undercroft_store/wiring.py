@@ -31,6 +31,7 @@ from undercroft_store.kernel._internal.governance import has_per_handle
 from undercroft_store.kernel.trust import reseal_trust_rows
 from undercroft_store.memory.kg.rotation import RESEAL_HOOKS
 from undercroft_store.memory.kg.verify import check_surfaces
+from undercroft_store.memory.kg.window_migration import migrate_kg_windows
 
 if TYPE_CHECKING:
     from undercroft_vault import AuditRow
@@ -121,6 +122,7 @@ seams.register_verify_leg(seams.VerifyLeg("tokens", token_leg))
 seams.register_repair_step("index_tier", _rebuild_tier)
 seams.register_verify_leg(seams.VerifyLeg("search_snapshot", snapshot_table.snapshot_leg))
 seams.register_repair_step("search_snapshot", snapshot_table.repair_snapshot)
+seams.register_open_migration("kg_windows", migrate_kg_windows)
 for _table, _hook in {
     **RESEAL_HOOKS,
     "retention_policy": _reseal_retention,

@@ -27,6 +27,7 @@ BLIND_LENGTH = 16
 BLIND_SECRET_DOMAIN = Domain.vault_secret("blind-index")
 _BLIND_TAG = b"undercroft.blind.v1\x00"
 _PROVENANCE_TAG = b"undercroft.provenance-fp.v1\x00"
+_DRAWER_ID_KEY_TAG = b"undercroft.drawer-id-key.v1\x00"
 
 
 class BlindIndex:
@@ -76,6 +77,12 @@ class BlindIndex:
     def provenance_fingerprint(self, data: bytes) -> bytes:
         """A 16-byte keyed fingerprint that must survive rotation (e.g. supersedes / source fingerprints)."""
         return hmac.digest(self._secret.buffer(), _PROVENANCE_TAG + data, "sha256")[:BLIND_LENGTH]
+
+    def drawer_id_key(self) -> bytes:
+        """The 32-byte key of the vault's keyed drawer-id recipe (``hmac-v1``): HMAC-SHA256 of a fixed tag
+        under the secret, so it is as stable as the secret (ids never move on rotation) and separate from
+        every blind value and fingerprint."""
+        return hmac.digest(self._secret.buffer(), _DRAWER_ID_KEY_TAG, "sha256")
 
     def wipe(self) -> None:
         """Zero the secret buffer."""

@@ -41,6 +41,7 @@ class DomainKind(IntEnum):
     LABEL_NAMES = 12
     SURFACE_META = 13
     SEARCH_SNAPSHOT = 14
+    KG_WINDOW = 21  # a gap left on purpose: kinds another branch adds meanwhile take 15..20, never this byte
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,11 @@ class Domain:
         """``searchsnap/{part}`` — one part of the sealed snapshot of a vault's derived search state (the
         embedding matrix and the drawers' term bags: a fast open's cache, rebuilt from the drawers at will)."""
         return cls(DomainKind.SEARCH_SNAPSHOT, "searchsnap/" + _component(part, "snapshot part"))
+
+    @classmethod
+    def kg_window(cls, fact_id: str) -> Domain:
+        """``kgwindow/{id}`` — a fact's validity window (valid_from, valid_to), sealed on a sealed vault."""
+        return cls(DomainKind.KG_WINDOW, "kgwindow/" + _component(fact_id, "fact id"))
 
     def aad(self, vault_id: str) -> bytes:
         """The associated data binding this domain to `vault_id`."""

@@ -78,6 +78,7 @@ def main() -> None:
         "queue_meta": Domain.queue_meta("drawer-1"),
         "label_names": Domain.label_names(),
         "surface_meta": Domain.surface_meta("tunnel-1"),
+        "kg_window": Domain.kg_window("fact-1"),
         "vault_secret": Domain.vault_secret("blind-index"),
     }
     out["aad"] = {name: domain.aad("alpha").hex() for name, domain in domains.items()}
@@ -100,6 +101,7 @@ def main() -> None:
         "secret": bytes(range(150, 182)).hex(),
         "entity_alice": blind.blind("entity", "Alice"),
         "provenance": blind.provenance_fingerprint(b"source").hex(),
+        "drawer_id_key": blind.drawer_id_key().hex(),
         "sealed": blind.seal(sealer).hex(),
     }
     rows = [AuditRow("drawer-1", bytes(32), "2026-01-01T00:00:00Z"), AuditRow("kg/f", b"\x01" * 32, "2026-01-02T00:00:00Z")]

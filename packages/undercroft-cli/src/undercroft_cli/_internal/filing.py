@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from undercroft_core import Drawer
 from undercroft_core.errors import InvalidInput
-from undercroft_core.ids import ID_RECIPE_SOURCE
+from undercroft_core.ids import ID_RECIPE_SOURCE, DrawerIds
 from undercroft_store import MAX_CONTENT_BYTES, DrawerWrite, Screen, VaultStore
 
 from undercroft_cli._internal.progress import Progress
@@ -48,9 +48,9 @@ class FilingReport:
         }
 
 
-def _drawer(plan: DrawerPlan, added_by: str, filed_at: str) -> Drawer:
+def _drawer(plan: DrawerPlan, ids: DrawerIds, added_by: str, filed_at: str) -> Drawer:
     return Drawer(
-        id=plan.id,
+        id=plan.id_in(ids),
         content=plan.content,
         wing=plan.wing,
         room=plan.room,
@@ -81,6 +81,7 @@ def file_plans(
     """
     report = FilingReport()
     filed_at = clock()
+    ids = store.drawer_ids  # the vault's own id recipe: re-mining a file updates the same drawers in place
     batch: list[DrawerWrite] = []
 
     def flush() -> None:
@@ -102,14 +103,14 @@ def file_plans(
 
     for plan in plans:
         if len(plan.content.encode("utf-8")) > MAX_CONTENT_BYTES:
-            report.refused.append((plan.id, f"{plan.source_file}: content over {MAX_CONTENT_BYTES} bytes"))
+            report.refused.append((plan.id_in(ids), f"{plan.source_file}: content over {MAX_CONTENT_BYTES} bytes"))
             if bar is not None:
                 bar.update(1)
             continue
         try:
-            batch.append(DrawerWrite(_drawer(plan, added_by, filed_at)))
+            batch.append(DrawerWrite(_drawer(plan, ids, added_by, filed_at)))
         except InvalidInput as error:
-            report.refused.append((plan.id, f"{plan.source_file}: {error}"))
+            report.refused.append((plan.id_in(ids), f"{plan.source_file}: {error}"))
             if bar is not None:
                 bar.update(1)
             continue

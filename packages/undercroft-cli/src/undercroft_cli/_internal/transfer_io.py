@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 from undercroft_core import Drawer
-from undercroft_core.ids import ID_RECIPE_APPEND, ID_RECIPE_SOURCE, append_drawer_id, source_drawer_id
+from undercroft_core.ids import ID_RECIPE_APPEND, ID_RECIPE_SOURCE
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import Bypass, BypassReason, DrawerWrite, Screen, VaultStore
 from undercroft_store.governance.read_audit import InternalRead, silent
@@ -129,7 +129,7 @@ def _place_append(store: VaultStore, drawer: Drawer, used: set[int]) -> Drawer:
         used.add(drawer.chunk_index)
         return drawer
     index = store.allocate_append_indices(1)
-    return replace(drawer, id=append_drawer_id(drawer.wing, drawer.room, index), chunk_index=index)
+    return replace(drawer, id=store.drawer_ids.append(drawer.wing, drawer.room, index), chunk_index=index)
 
 
 def _write(store: VaultStore, items: list[DrawerWrite], report: FilingReport) -> None:
@@ -153,17 +153,29 @@ def _write(store: VaultStore, items: list[DrawerWrite], report: FilingReport) ->
 def _import_drawers(
     store: VaultStore, drawers: list[Drawer], vectors: list[Any], report: ImportReport
 ) -> dict[str, str]:
-    """Write ``drawers`` in batches; returns old id → new id for every append drawer that moved."""
+    """Write ``drawers`` in batches; returns the id map, old id → new id, of every drawer whose id changed.
+
+    An id changes when the two vaults derive ids differently (a keyed ``hmac-v1`` vault and a public
+    ``sha256-v1`` one, or two keyed vaults with different keys: every id is re-derived under this vault's
+    recipe) or when an append drawer's index is taken here. The map rewrites every reference an export
+    carries — a drawer's ``supersedes`` link here, a fact's source drawer in the caller — so links survive."""
     moved: dict[str, str] = {}
     used: set[int] = set()
+    placed_all: list[Drawer] = []
+    ids = store.drawer_ids
+    for drawer in drawers:
+        # Re-derived under this vault's recipe first (a quarantine resident's slot too: its index is kept).
+        rekeyed = drawer if drawer.expected_id(ids) == drawer.id else replace(drawer, id=drawer.expected_id(ids))
+        movable = drawer.id_recipe == ID_RECIPE_APPEND and drawer.wing != QUARANTINE_WING
+        placed = _place_append(store, rekeyed, used) if movable else rekeyed
+        if placed.id != drawer.id:
+            moved[drawer.id] = placed.id
+        placed_all.append(placed)
     pending: list[DrawerWrite] = []
     with progress(len(drawers), "importing") as bar:
-        for drawer, vector in zip(drawers, vectors, strict=True):
-            # A quarantine resident's id is its queue slot, not an append index: it is kept as it is.
-            movable = drawer.id_recipe == ID_RECIPE_APPEND and drawer.wing != QUARANTINE_WING
-            placed = _place_append(store, drawer, used) if movable else drawer
-            if placed.id != drawer.id:
-                moved[drawer.id] = placed.id
+        for placed, vector in zip(placed_all, vectors, strict=True):
+            if placed.supersedes in moved:
+                placed = replace(placed, supersedes=moved[placed.supersedes])
             pending.append(DrawerWrite(placed, vector))
             if len(pending) >= BATCH_SIZE:
                 _write(store, pending, report.filing)
@@ -244,7 +256,7 @@ def _import_mempalace(store: VaultStore, root: Path, report: ImportReport) -> No
     filed_at = utc_now()
     drawers = [
         Drawer(
-            id=source_drawer_id(item.wing, item.room, f"mempalace:{item.id}", 0),
+            id=store.drawer_ids.source(item.wing, item.room, f"mempalace:{item.id}", 0),
             content=item.content,
             wing=item.wing,
             room=item.room,

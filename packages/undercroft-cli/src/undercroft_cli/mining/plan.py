@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from undercroft_core import CHUNK_CHARS, chunk, normalise, render_turn, source_drawer_id, validate_name
+from undercroft_core import CHUNK_CHARS, DrawerIds, chunk, normalise, render_turn, source_drawer_id, validate_name
 from undercroft_core import render_transcript as render_turns
 
 from undercroft_cli.mining.detection import decode_text, parse_text, parse_transcript
@@ -69,8 +69,14 @@ class DrawerPlan:
 
     @property
     def id(self) -> str:
-        """The drawer id: core's ``source`` recipe over (wing, room, source_file, chunk_index)."""
+        """The drawer id under the PUBLIC recipe (``sha256-v1``): what an older vault files it as. Filing
+        into a store uses `id_in` with the store's recipe."""
         return source_drawer_id(self.wing, self.room, self.source_file, self.chunk_index)
+
+    def id_in(self, ids: DrawerIds) -> str:
+        """The drawer id under a vault's id recipe (``store.drawer_ids``): core's ``source`` recipe over
+        (wing, room, source_file, chunk_index), keyed when the vault keys its ids."""
+        return ids.source(self.wing, self.room, self.source_file, self.chunk_index)
 
 
 @dataclass(frozen=True, slots=True)

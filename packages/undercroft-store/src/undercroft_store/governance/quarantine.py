@@ -26,7 +26,7 @@ from typing import Any
 
 from undercroft_core.drawer import canonical_json
 from undercroft_core.errors import InvalidInput
-from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id
+from undercroft_core.ids import ID_RECIPE_APPEND
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_vault import (
     AuditRow,
@@ -248,7 +248,9 @@ def divert(
             index = _slot_index(blind, drawer.id, drawer.content)
         finally:
             blind.wipe()
-        slot = append_drawer_id(QUARANTINE_WING, drawer.room, index, normalize_version=drawer.normalize_version)
+        slot = context.drawer_ids.append(
+            QUARANTINE_WING, drawer.room, index, normalize_version=drawer.normalize_version
+        )
         moved = replace(
             drawer,
             id=slot,

@@ -182,7 +182,7 @@ def allow(store: object, slot: str) -> Ruling:
         intended_wing=None,
         intended_room=None,
     )
-    if target.expected_id() != entry.intended_id or resident.wing != QUARANTINE_WING:
+    if target.expected_id(context.drawer_ids) != entry.intended_id or resident.wing != QUARANTINE_WING:
         raise QueueTampered(f"queue entry {slot} does not describe its own destination (run undercroft verify)")
     at_ruling: list[str] = []
 

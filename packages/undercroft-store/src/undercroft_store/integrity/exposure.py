@@ -13,12 +13,14 @@ Shapes (what the test checks every value against):
 * ``blind`` — 32 hex characters, a truncated HMAC under the long-lived blind-index secret: reveals equality
   between rows, never the value;
 * ``keyed`` — a keyed MAC or fingerprint (tags, dedup fingerprints, receipts): equality only;
-* ``id`` — a record id; ``drawer_…`` ids are an UNKEYED digest of (recipe, wing, room, source, index) — see
-  the drawer-id entry for the residual this leaves; fact, entity and tunnel ids are keyed;
+* ``id`` — a record id: keyed on a vault whose ``drawer_id_recipe`` is ``hmac-v1`` (drawer ids) and always
+  for facts, entities and tunnels; an older vault's drawer ids are the public digest (see the drawer-id entry);
 * ``label`` — an audit label: an operation prefix and the id or blind value of its subject;
 * ``count`` — a number (sequence, counter, height, size of a policy);
 * ``chain-time`` — a UTC instant equal to the ``at`` of an audit record (when the chain recorded the write);
-* ``vocabulary`` — one of a closed, engine-defined set of words (trust classes, id recipes, review states);
+* ``vocabulary`` — one of a closed, engine-defined set of words (trust classes, id recipes, review states),
+  or NULL;
+* ``null`` — always NULL on a vault created by this release (the column serves older vaults' rows);
 * ``clear`` — a value stored in the clear on purpose; its entry says what it is and why.
 """
 
@@ -27,10 +29,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["EXPOSURE", "FILES", "META_KEYS", "SHAPES", "Exposed", "markdown_table"]
+__all__ = ["CLEAR_JSON", "EXPOSURE", "FILES", "META_KEYS", "SHAPES", "Exposed", "markdown_table"]
 
 #: The shapes an entry may declare.
-SHAPES: Final = ("sealed", "blind", "keyed", "id", "label", "count", "chain-time", "vocabulary", "clear")
+SHAPES: Final = ("sealed", "blind", "keyed", "id", "label", "count", "chain-time", "vocabulary", "null", "clear")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +50,10 @@ def _rows(table: str, *columns: tuple[str, str, str]) -> tuple[Exposed, ...]:
 
 
 _DRAWER_ID = (
-    "the drawer id: an unkeyed digest of (recipe, wing, room, source path, chunk index). Equality, and a "
-    "confirmation oracle for a COMPLETE guess of all four (for an API save: wing, room and its small append "
-    "index) — it reveals nothing without the guess. Not keyed: audit labels fold it into the chain, where no "
-    "migration may rewrite a label, and core derives it without a vault (docs/security.md, residuals)"
+    "the drawer id: on a vault whose drawer_id_recipe is hmac-v1 (every sealed vault created since keyed ids), "
+    "an HMAC under the vault's key of (recipe, wing, room, source path, chunk index): equality only, it "
+    "confirms no guess. A vault created before keeps the public sha256-v1 recipe, whose id confirms a COMPLETE "
+    "guess of all four (docs/security.md, residuals)"
 )
 _TAG = ("tag", "keyed", "the row's HMAC tag")
 _CHAIN_TIME = "when the chain recorded the write (equal to its audit record's at)"
@@ -105,12 +107,12 @@ EXPOSURE: Final[tuple[Exposed, ...]] = (
         ("subject", "blind", "which facts share a subject"),
         ("predicate", "blind", "which facts share a predicate"),
         ("object", "blind", "which facts share an object"),
+        ("valid_from", "null", "nothing: the window is sealed in meta_json (kgwindow/{id}); NULL"),
         (
-            "valid_from",
-            "clear",
-            "a fact's validity start: temporal queries need ranges, which a blind value cannot give",
+            "valid_to",
+            "vocabulary",
+            "whether the fact's window is closed (closed, or NULL while open): active-fact SQL needs it",
         ),
-        ("valid_to", "clear", "a fact's validity end (as valid_from)"),
         ("source_drawer", "id", "which drawer a fact was extracted from"),
         ("authority_class", "vocabulary", "the fact's authority tier"),
         ("review_state", "vocabulary", "the fact's review state"),
@@ -209,6 +211,39 @@ META_KEYS: Final[dict[str, tuple[str, str]]] = {
     "metadata": ("vocabulary", "that the metadata is at rest sealed (sealed-v1)"),
     "embedder": ("clear", "the embedder identity (model name and dimension)"),
     "label_names": ("sealed", "size only: the registry of blind values → names"),
+    "kg_windows": ("vocabulary", "that the facts' validity windows are sealed (sealed-v1)"),
+    "drawer_id_recipe": ("vocabulary", "how drawer ids are derived: hmac-v1 (keyed) or sha256-v1 (public)"),
+}
+
+#: Every field of each column the inventory declares ``clear`` JSON (``meta_json``) → what it reveals. The
+#: exposure test fails on a stored document whose keys differ from its entry, so a field added to one of these
+#: documents is in the clear until it is stated here (or sealed).
+CLEAR_JSON: Final[dict[str, dict[str, str]]] = {
+    "kg_entities": {"created_at": _CHAIN_TIME},
+    "supersessions": {
+        "at": _CHAIN_TIME,
+        "receipt": "a keyed receipt over the link (equality only)",
+        "superseded": "the superseded drawer's id (as the superseded_id column)",
+    },
+    "kg_facts": {
+        "authority_class": "the authority tier (as its column)",
+        "canonical": "the operator's canonical key (as its column)",
+        "confidence": "the extractor's confidence, a number",
+        "created_at": _CHAIN_TIME,
+        "extractor": "the extractor's name (an engine identifier)",
+        "grounding": "the grounding verdict (an engine vocabulary word)",
+        "o": "the object's blind value (as the object column)",
+        "p": "the predicate's blind value (as the predicate column)",
+        "review_state": "the review state (as its column)",
+        "s": "the subject's blind value (as the subject column)",
+        "source_drawer": "the source drawer's id (as its column)",
+        "source_fp": "a keyed provenance fingerprint (equality only)",
+        "span": "the offsets of the words that state the fact in its source drawer",
+        "superseded_by": "the id of the fact that replaced this one (NULL: none)",
+        "supersedes": "the id of the fact this one replaced (NULL: none)",
+        "closed": "whether the window is closed (as the valid_to column)",
+        "window": "sealed (kgwindow/{id}, one fixed size): nothing — the validity start and end are inside",
+    },
 }
 
 #: Every file of a sealed vault's directory → what it reveals.
@@ -227,6 +262,12 @@ def markdown_table() -> str:
     lines += [f"| `{e.table}` | `{e.column}` | {e.shape} | {e.reveals} |" for e in EXPOSURE]
     lines += ["", "| `meta` key | at rest | what an offline reader learns |", "| --- | --- | --- |"]
     lines += [f"| `{key}` | {shape} | {reveals} |" for key, (shape, reveals) in META_KEYS.items()]
+    lines += ["", "| clear JSON | field | what an offline reader learns |", "| --- | --- | --- |"]
+    lines += [
+        f"| `{table}.meta_json` | `{name}` | {reveals} |"
+        for table, fields in CLEAR_JSON.items()
+        for name, reveals in fields.items()
+    ]
     lines += ["", "| file | what it holds |", "| --- | --- |"]
     lines += [f"| `{name}` | {holds} |" for name, holds in FILES.items()]
     return "\n".join(lines) + "\n"

@@ -91,6 +91,8 @@ SEALED_DOMAINS: Final[dict[DomainKind, str | None]] = {
     DomainKind.KG_OBJECT: None,
     DomainKind.KG_TERMS: None,
     DomainKind.KG_NAME: None,
+    # As the other KG kinds: inside kg_facts.meta_json, re-sealed by memory.kg.rotation.reseal_facts (a resealer).
+    DomainKind.KG_WINDOW: None,
     DomainKind.VAULT_SECRET: "meta.blind_secret",
     DomainKind.DRAWER_META: "drawers.meta_json",
     DomainKind.QUEUE_META: "admission_queue.signals",

@@ -5,7 +5,8 @@ chain replayed against the committed head and height; the manifest anchor placed
 behind after a crash, absent after a rollback); every ``drawer/`` and ``delete/`` audit label resolved to
 a live row or its tombstone, every live row's tag equal to its newest ``drawer/`` record, and no live row
 whose newest record is its ``delete/`` (resurrected after its recorded destruction); the clear
-mirror columns (wing, room, kind, supersedes) compared with the HMAC-covered meta; every stored content
+mirror columns (wing, room, kind, supersedes) compared with the HMAC-covered meta, and the id re-derived
+from it under the vault's drawer-id recipe; every stored content
 fingerprint recomputed from the verified content (dedup decides from it); and the structural legs of
 ``kernel/_internal/structure.py`` — SQLite's own check (``quick_check``, or ``integrity_check`` when ``deep``), the
 scope index against its table, ``seq`` against the chain's creation order, and ``meta.append_counter``
@@ -36,6 +37,7 @@ from undercroft_vault import (
 from undercroft_vault import replay as replay_chain
 
 from undercroft_store.kernel._internal.context import VaultContext
+from undercroft_store.kernel._internal.ids_at_rest import rederives
 from undercroft_store.kernel._internal.meta_at_rest import open_meta, scope_label_namer, stored_label
 from undercroft_store.kernel._internal.opening import read_audit_rows
 from undercroft_store.kernel._internal.retention_table import retention_findings
@@ -104,7 +106,9 @@ def _check_drawers(context: VaultContext, report: VerifyReport) -> tuple[dict[st
                 for label in (stored_label(context, field, value) if isinstance(value, str) else value,)
             )
             stored = tuple(None if value is None else bytes(value) for value in (wing, room, kind, supersedes))
-            if stored != mirrored:
+            # The id is a clear column too: it must re-derive under the vault's recipe (a recipe edited in
+            # meta, or an id swapped between rows, is drift here rather than a silent second id space).
+            if stored != mirrored or not rederives(context.drawer_ids, drawer_id, document):
                 report.mirror_drift.append(drawer_id)
             index = document.get("chunk_index")
             # A queue slot's index is derived from its words, not allocated: it never moves the counter.

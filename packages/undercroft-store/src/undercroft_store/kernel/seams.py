@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # the write items and the report are kernel types too; only a
 
 __all__ = [
     "Diverted",
+    "OpenMigration",
     "Rekeying",
     "RepairStep",
     "Resealer",
@@ -43,6 +44,8 @@ __all__ = [
     "WriteScreen",
     "install_verifier",
     "install_write_screen",
+    "open_migration",
+    "register_open_migration",
     "register_repair_step",
     "register_resealer",
     "register_verify_leg",
@@ -117,7 +120,12 @@ Resealer = Callable[[Rekeying], list[tuple[str, bytes]]]
 #: or None when the vault holds nothing of the feature.
 RepairStep = Callable[[VaultContext], str | None]
 
+#: A feature's at-open migration: run on every opened context before it is handed out (writable: migrate;
+#: read-only: say what is pending on ``context.unhealed``), named so a required one can be checked.
+OpenMigration = Callable[[VaultContext], None]
+
 _screen: list[WriteScreen] = []
+_open_migrations: dict[str, OpenMigration] = {}
 _legs: dict[str, VerifyLeg] = {}
 _resealers: dict[str, Resealer] = {}
 _repair_steps: dict[str, RepairStep] = {}
@@ -177,6 +185,21 @@ def repair_step(name: str) -> RepairStep:
     if name not in _repair_steps:
         raise SeamMissing(f"repair step {name!r} is not wired; repair refuses to report a partial run")
     return _repair_steps[name]
+
+
+def register_open_migration(name: str, migration: OpenMigration) -> None:
+    """Register a feature's at-open migration under ``name`` (run in registration order)."""
+    if name in _open_migrations and _open_migrations[name] is not migration:
+        raise SeamMissing(f"an open migration named {name!r} is already registered")
+    _open_migrations[name] = migration
+
+
+def open_migration(name: str) -> OpenMigration:
+    """The migration registered under ``name``; `SeamMissing` when none is (the open refuses: a vault must
+    never be handed out half-migrated because a feature was not wired)."""
+    if name not in _open_migrations:
+        raise SeamMissing(f"open migration {name!r} is not wired; the open is refused")
+    return _open_migrations[name]
 
 
 def install_verifier(run: Callable[..., VerifyReport]) -> None:

@@ -132,14 +132,14 @@ def _check_open(context: VaultContext) -> None:
         raise ReadOnlyStore(f"vault {context.vault_id!r} is open read-only: writes are refused")
 
 
-def _validate(drawer: object, position: int) -> Drawer:
+def _validate(context: VaultContext, drawer: object, position: int) -> Drawer:
     if not isinstance(drawer, Drawer):
         raise InvalidDrawer(f"write {position}: expected a Drawer, got {type(drawer).__name__}")
     try:
         validate_drawer_id(drawer.id)
         # The recipe re-derives the id from the wing and room and validates both names on the way: one
         # pass, not a second one here (a forged name is still refused: test_store_writes_perf.py).
-        expected = drawer.expected_id()
+        expected = drawer.expected_id(context.drawer_ids)  # the vault's own recipe (keyed on new sealed vaults)
         if drawer.kind is not None:
             validate_kind(drawer.kind)
     except InvalidInput as error:
@@ -348,7 +348,7 @@ def write_drawers(
     for position, item in enumerate(batch):
         if not isinstance(item, DrawerWrite):
             raise InvalidDrawer(f"write {position}: expected a DrawerWrite, got {type(item).__name__}")
-        drawer = _validate(item.drawer, position)
+        drawer = _validate(context, item.drawer, position)
         if drawer.id in seen:
             raise InvalidDrawer(f"write {position}: drawer id {drawer.id} appears twice in one batch")
         seen.add(drawer.id)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
 from undercroft_core.drawer import Drawer
-from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id
+from undercroft_core.ids import ID_RECIPE_APPEND
 from undercroft_core.normalisation import is_blank
 from undercroft_vault import AuditRow, compute_tag, constant_time_equal
 
@@ -73,7 +73,7 @@ def supersede_drawer(store: VaultStore, old_id: str, text: str, *, added_by: str
     context = store._context
     index = store.allocate_append_indices(1)
     drawer = Drawer(
-        id=append_drawer_id(old.wing, old.room, index),
+        id=context.drawer_ids.append(old.wing, old.room, index),
         content=text.strip(),
         wing=old.wing,
         room=old.room,

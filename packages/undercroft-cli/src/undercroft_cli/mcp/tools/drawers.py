@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from undercroft_core import KIND_VOCAB
 from undercroft_core.drawer import Drawer
-from undercroft_core.ids import ID_RECIPE_APPEND, append_drawer_id
+from undercroft_core.ids import ID_RECIPE_APPEND
 from undercroft_core.normalisation import is_blank, normalise
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import DrawerWrite, Screen, WriteResult
@@ -136,7 +136,7 @@ def _new_drawer(session: ToolSession, args: Arguments, *, wing: str, room: str, 
     content = _content(args)
     index = session.store.allocate_append_indices(1)
     drawer = Drawer(
-        id=append_drawer_id(wing, room, index),
+        id=session.store.drawer_ids.append(wing, room, index),
         content=content,
         wing=wing,
         room=room,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from undercroft_core.drawer import Drawer
 from undercroft_core.embedder import Embedder
+from undercroft_core.ids import PUBLIC_DRAWER_IDS, DrawerIds
 from undercroft_core.model_roles import CrossEncoder, LateEncoder
 from undercroft_vault import BlindIndex, Manifest, Sealer, VaultKeys
 
@@ -64,7 +65,12 @@ class VaultContext:
     # The blind-index secret (sealed vaults: opened once, wiped at close) and the label memos
     # (`meta_at_rest`): name -> blind value, and the reverse for the names this handle has seen.
     metadata_sealed: bool = False  # meta.metadata = sealed-v1: blind labels + sealed meta (`meta_at_rest`)
+    kg_windows_sealed: bool = False  # meta.kg_windows = sealed-v1: facts' validity windows sealed (`kg.facts`)
+    # fact id -> (the row's tag, its opened window): a sealed window opened once per tag (`kg._internal.rows`).
+    kg_window_cache: dict[str, tuple[bytes, tuple[str | None, str | None]]] = field(default_factory=dict)
     blind: BlindIndex | None = None
+    # The vault's drawer-id recipe (`ids_at_rest`): keyed (hmac-v1) on sealed vaults created since issue 29.
+    drawer_ids: DrawerIds = PUBLIC_DRAWER_IDS
     label_memo: dict[tuple[str, str], str] = field(default_factory=dict)
     label_names: dict[tuple[str, str], str] = field(default_factory=dict)
     registry: dict[tuple[str, str], str] | None = None  # the stored label registry as last read (None: not yet)

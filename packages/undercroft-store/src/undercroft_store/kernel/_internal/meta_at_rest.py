@@ -33,6 +33,8 @@ from undercroft_store.errors import RecordTampered
 from undercroft_store.kernel._internal.context import VaultContext
 
 __all__ = [
+    "KG_WINDOWS_KEY",
+    "KG_WINDOWS_SEALED",
     "LABEL_FIELDS",
     "METADATA_KEY",
     "METADATA_SEALED",
@@ -56,6 +58,10 @@ METADATA_KEY: Final = "metadata"
 METADATA_SEALED: Final = b"sealed-v1"
 #: The ``meta`` key of the sealed label registry (`register_names`).
 NAMES_KEY: Final = "label_names"
+#: The ``meta`` key that says a sealed vault's knowledge-graph windows are sealed (`memory.kg.facts`; absent:
+#: clear, until `memory.kg.window_migration` runs on a writable open).
+KG_WINDOWS_KEY: Final = "kg_windows"
+KG_WINDOWS_SEALED: Final = b"sealed-v1"
 #: The drawer columns that hold a label (clear on hmac-only, blind on sealed), in column order.
 LABEL_FIELDS: Final = ("wing", "room", "kind", "supersedes")
 # Memo entries one handle keeps (distinct labels: wings, rooms, kinds; supersedes links are not memoised).

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import undercroft_obs as obs
 from undercroft_core.embedder import Embedder
+from undercroft_core.ids import PUBLIC_DRAWER_IDS
 from undercroft_obs import names
 from undercroft_vault import (
     GENESIS,
@@ -57,7 +58,14 @@ from undercroft_store.errors import (
 )
 from undercroft_store.kernel._internal.context import VaultContext, utc_now
 from undercroft_store.kernel._internal.heals import record_heal_in_transaction
-from undercroft_store.kernel._internal.meta_at_rest import METADATA_KEY, METADATA_SEALED
+from undercroft_store.kernel._internal.ids_at_rest import ID_RECIPE_KEY, creation_recipe, drawer_ids_for, stored_recipe
+from undercroft_store.kernel._internal.meta_at_rest import (
+    KG_WINDOWS_KEY,
+    KG_WINDOWS_SEALED,
+    METADATA_KEY,
+    METADATA_SEALED,
+    blind_index,
+)
 from undercroft_store.kernel._internal.sqlite import connect_read_only, connect_writable
 from undercroft_store.kernel._internal.vault_lock import VaultLock, lock_shared
 from undercroft_store.kernel.schema import check_schema, create_schema, schema_version
@@ -98,6 +106,8 @@ def create_vault_files(
             }
             if level == "sealed":
                 rows[METADATA_KEY] = METADATA_SEALED
+                rows[ID_RECIPE_KEY] = creation_recipe(level).encode("ascii")
+                rows[KG_WINDOWS_KEY] = KG_WINDOWS_SEALED
             connection.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", list(rows.items()))
             connection.execute("INSERT INTO chain_meta (id, head, height) VALUES (1, ?, 0)", (GENESIS,))
             connection.execute("COMMIT")
@@ -244,7 +254,9 @@ def _open_connected(
             unhealed=unhealed,
             embed_failures_at_open=embedder.embed_failures,
             metadata_sealed=manifest.level == "sealed" and _meta(connection, METADATA_KEY) == METADATA_SEALED,
+            kg_windows_sealed=manifest.level == "sealed" and _meta(connection, KG_WINDOWS_KEY) == KG_WINDOWS_SEALED,
         )
+        context.drawer_ids = drawer_ids_for(stored_recipe(connection, vault_id), lambda: blind_index(context))
         if state.outcome is RotationOutcome.COMMITTED and not read_only:
             promoted = "a committed key rotation's staged manifest (vault.json.next) was promoted"
             _heal(context, promoted, anchor_to_head=False)
@@ -348,11 +360,13 @@ def wipe_quietly(context: VaultContext) -> None:
     context.keys.wipe()
     context.verified_rows.clear()  # no plaintext drawer outlives the handle
     context.meta_cache.clear()
+    context.kg_window_cache.clear()
     context.label_memo.clear()
     context.label_names.clear()
     context.registry = None
     if context.blind is not None:
         context.blind.wipe()
         context.blind = None
+    context.drawer_ids = PUBLIC_DRAWER_IDS  # drop the keyed recipe's key with the handle
     if context.lock is not None:
         context.lock.release()  # after the connection: no handle of this context outlives the lock

@@ -6,32 +6,49 @@ key are sealed under ``kgterms/{id}`` and the object under ``kg/{id}`` in a seal
 (canonical JSON, clear) carries every non-content field — extractor, grounding, receipt span and keyed
 source fingerprint, authority tier, supersession links — and the tag is
 ``HMAC(mac, "kg/<id>" ␟ meta_json ␟ lp(terms) ‖ value)``, so a flipped column or a swapped blob fails.
+
+Sealed windows (a sealed vault whose ``meta.kg_windows`` is ``sealed-v1``: every sealed vault created since
+issue 29, and every older one once `memory.kg.window_migration` ran): the validity window is sealed under
+its own domain ``kgwindow/{id}`` — as `WINDOW_BYTES` fixed binary bytes (a presence byte and two signed
+microsecond counts; below the sealer's compression floor, so an open window, a start only and a full window
+seal to the same size) — and carried base64 in ``meta_json["window"]`` (so the tag covers it). The clear columns
+then hold only what SQL needs: ``valid_from`` is NULL and ``valid_to`` is NULL (open) or `CLOSED` (closed),
+mirrored by ``meta_json["closed"]``; an as-of filter runs on the opened windows, not in SQL.
 """
 
 from __future__ import annotations
 
+import binascii
 import json
 import re
+import struct
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-from undercroft_vault import BlindIndex, Domain, compute_tag
+from undercroft_vault import BlindIndex, Domain, Sealer, compute_tag
 
 from undercroft_store.kernel._internal.context import VaultContext, format_instant
 from undercroft_store.memory.kg.errors import InvalidFact
 
 __all__ = [
     "AUTHORITY_CLASSES",
+    "CLOSED",
     "GROUNDINGS",
     "MAX_TERM_CHARS",
     "REVIEW_STATES",
+    "WINDOW_BYTES",
     "Fact",
     "FactRow",
     "encode_fact",
     "entity_key",
     "normalise_instant",
+    "pack_window",
     "predicate_key",
+    "sealed_window",
+    "true_at",
+    "unpack_window",
+    "window_holds",
 ]
 
 #: How a fact relates to its cited source: stated in it, background to it, or not evaluated.
@@ -42,6 +59,13 @@ AUTHORITY_CLASSES: Final = ("ordinary", "reference", "golden")
 REVIEW_STATES: Final = ("unreviewed", "pending", "approved", "rejected")
 #: Longest subject, predicate, object, extractor or canonical key accepted, in characters.
 MAX_TERM_CHARS: Final = 4096
+#: What a sealed-window row's ``valid_to`` column holds once the window is closed (NULL while it is open).
+CLOSED: Final = "closed"
+#: The size of a sealed window's plaintext: a presence byte, then valid_from and valid_to as signed 64-bit
+#: microseconds since 1970-01-01 UTC (0 when absent). Under the sealer's 32-byte compression floor: never
+#: compressed, so every window seals to the same size.
+WINDOW_BYTES: Final = 17
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,8 +216,8 @@ def canonical_blind(blind: BlindIndex, key: str) -> str:
     return blind.blind("canonical", key)
 
 
-def _meta(fact: Fact, s: str, p: str, o: str, canonical: str | None) -> bytes:
-    document = {
+def _meta(fact: Fact, s: str, p: str, o: str, canonical: str | None, window: str | None) -> bytes:
+    document: dict[str, Any] = {
         "authority_class": fact.authority_class,
         "canonical": canonical,
         "confidence": fact.confidence,
@@ -209,9 +233,11 @@ def _meta(fact: Fact, s: str, p: str, o: str, canonical: str | None) -> bytes:
         "span": list(fact.source_span) if fact.source_span else None,
         "superseded_by": fact.superseded_by,
         "supersedes": fact.supersedes,
-        "valid_from": fact.valid_from,
-        "valid_to": fact.valid_to,
     }
+    if window is None:
+        document |= {"valid_from": fact.valid_from, "valid_to": fact.valid_to}
+    else:
+        document |= {"closed": fact.valid_to is not None, "window": window}
     return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
@@ -225,12 +251,54 @@ def fact_tag(context: VaultContext, fact_id: str, meta: bytes, terms: bytes, val
     return compute_tag(context.keys, f"kg/{fact_id}", meta, at_rest_payload(terms, value))
 
 
+def _micros(instant: str | None) -> int:
+    if instant is None:
+        return 0
+    return (datetime.fromisoformat(instant.replace("Z", "+00:00")) - _EPOCH) // timedelta(microseconds=1)
+
+
+def _instant(present: bool, micros: int) -> str | None:
+    return format_instant(_EPOCH + timedelta(microseconds=micros)) if present else None
+
+
+def pack_window(valid_from: str | None, valid_to: str | None) -> bytes:
+    """A window as its fixed `WINDOW_BYTES` plaintext (instants as `normalise_instant` writes them)."""
+    presence = (valid_from is not None) | (valid_to is not None) << 1
+    return struct.pack(">Bqq", presence, _micros(valid_from), _micros(valid_to))
+
+
+def unpack_window(plain: bytes) -> tuple[str | None, str | None]:
+    """The (valid_from, valid_to) of a window plaintext; `ValueError` for any other shape."""
+    if len(plain) != WINDOW_BYTES:
+        raise ValueError(f"a window is {WINDOW_BYTES} bytes, got {len(plain)}")
+    presence, start, end = struct.unpack(">Bqq", plain)
+    if presence > 3:
+        raise ValueError("a window's presence byte is not 0-3")
+    return _instant(bool(presence & 1), start), _instant(bool(presence & 2), end)
+
+
+def _seal_window(context: VaultContext, fact: Fact) -> str:
+    sealed = context.sealer.seal(Domain.kg_window(fact.id), pack_window(fact.valid_from, fact.valid_to))
+    return binascii.b2a_base64(sealed, newline=False).decode("ascii")
+
+
+def _open_window(context: VaultContext, fact_id: str, document: dict[str, Any]) -> tuple[str | None, str | None]:
+    """A sealed window opened (`IntegrityFailure` when it does not; `ValueError` when it disagrees with the
+    row's covered ``closed`` flag, which the clear ``valid_to`` column mirrors)."""
+    blob = binascii.a2b_base64(str(document["window"]), strict_mode=True)
+    start, end = unpack_window(context.sealer.open(Domain.kg_window(fact_id), blob))
+    if (end is not None) is not bool(document["closed"]):
+        raise ValueError("the sealed window disagrees with the row's closed flag")
+    return start, end
+
+
 def encode_fact(context: VaultContext, blind: BlindIndex, fact: Fact) -> FactRow:
     """Seal (sealed vaults), blind and tag `fact` into its row."""
     s, o = entity_key(blind, fact.subject), entity_key(blind, fact.object)
     p = predicate_key(blind, fact.predicate)
     canonical = canonical_blind(blind, fact.canonical_key) if fact.canonical_key is not None else None
-    meta = _meta(fact, s, p, o, canonical)
+    sealed_window = context.sealed and context.kg_windows_sealed
+    meta = _meta(fact, s, p, o, canonical, _seal_window(context, fact) if sealed_window else None)
     terms_plain = json.dumps(
         {"canonical_key": fact.canonical_key, "predicate": fact.predicate, "subject": fact.subject},
         sort_keys=True,
@@ -249,8 +317,8 @@ def encode_fact(context: VaultContext, blind: BlindIndex, fact: Fact) -> FactRow
         s,
         p,
         o,
-        fact.valid_from,
-        fact.valid_to,
+        None if sealed_window else fact.valid_from,
+        (CLOSED if fact.valid_to is not None else None) if sealed_window else fact.valid_to,
         fact.source_drawer,
         fact.authority_class,
         fact.review_state,
@@ -270,13 +338,17 @@ def decode_fact(context: VaultContext, fact_id: str, meta: bytes, terms: bytes, 
     words = json.loads(terms)
     document = json.loads(meta)
     span = document["span"]
+    if "window" in document:
+        valid_from, valid_to = _open_window(context, fact_id, document)
+    else:  # a clear window: an hmac-only vault, or a row the window migration has not reached yet
+        valid_from, valid_to = document["valid_from"], document["valid_to"]
     return Fact(
         id=fact_id,
         subject=words["subject"],
         predicate=words["predicate"],
         object=value.decode("utf-8"),
-        valid_from=document["valid_from"],
-        valid_to=document["valid_to"],
+        valid_from=valid_from,
+        valid_to=valid_to,
         created_at=document["created_at"],
         confidence=float(document["confidence"]),
         source_drawer=document["source_drawer"],
@@ -295,12 +367,13 @@ def decode_fact(context: VaultContext, fact_id: str, meta: bytes, terms: bytes, 
 def mirrors_of(meta: bytes) -> tuple[object, ...]:
     """The clear mirror columns a fact's meta implies, in `MIRROR_COLUMNS` order (verify compares them)."""
     document = json.loads(meta)
+    sealed_window = "window" in document
     return (
         document["s"],
         document["p"],
         document["o"],
-        document["valid_from"],
-        document["valid_to"],
+        None if sealed_window else document["valid_from"],
+        (CLOSED if document["closed"] else None) if sealed_window else document["valid_to"],
         document["source_drawer"],
         document["authority_class"],
         document["review_state"],
@@ -312,6 +385,35 @@ def mirrors_of(meta: bytes) -> tuple[object, ...]:
 MIRROR_COLUMNS: Final = (
     "subject, predicate, object, valid_from, valid_to, source_drawer, authority_class, review_state, canonical"
 )
+
+
+def true_at(fact: Fact, moment: str) -> bool:
+    """The half-open window test on an opened fact: ``valid_from <= moment < valid_to`` (an absent end is open)."""
+    return window_holds((fact.valid_from, fact.valid_to), moment)
+
+
+def sealed_window(context: VaultContext, fact_id: str, meta: bytes) -> tuple[str | None, str | None] | None:
+    """The opened window of a tag-checked row whose window is sealed; None for a clear-window row."""
+    document = json.loads(meta)
+    return _open_window(context, fact_id, document) if "window" in document else None
+
+
+def window_holds(window: tuple[str | None, str | None], moment: str) -> bool:
+    """The half-open window test on an opened (valid_from, valid_to) pair."""
+    start, end = window
+    return (start is None or start <= moment) and (end is None or end > moment)
+
+
+def reseal_window_meta(old: Sealer, new: Sealer, fact_id: str, meta: bytes) -> bytes:
+    """Rotation: a fact's meta with its sealed window opened under `old` and sealed again under `new` (a clear
+    window's meta is returned unchanged)."""
+    document = json.loads(meta)
+    if "window" not in document:
+        return meta
+    domain = Domain.kg_window(fact_id)
+    blob = new.seal(domain, old.open(domain, binascii.a2b_base64(str(document["window"]), strict_mode=True)))
+    document["window"] = binascii.b2a_base64(blob, newline=False).decode("ascii")
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def with_changes(fact: Fact, **changes: Any) -> Fact:

@@ -30,6 +30,7 @@ from undercroft_store.memory.kg._internal.rows import (
     open_entity_name,
     update_fact,
     verified_fact,
+    verified_fact_at,
 )
 from undercroft_store.memory.kg.errors import InvalidFact
 from undercroft_store.memory.kg.facts import (
@@ -288,13 +289,17 @@ class KnowledgeGraph:
         context = readable(self._context)
         sql = f"{FACT_SELECT} WHERE {where}"
         values: list[Any] = list(params)
-        if as_of is not None:
-            moment = normalise_instant(as_of, "as_of")
+        moment = normalise_instant(as_of, "as_of") if as_of is not None else None
+        if moment is not None and not context.kg_windows_sealed:  # clear windows: SQL narrows the rows first
             sql += _AS_OF
             values += [moment, moment]
         if grounding is not None:
             check_choice(grounding, GROUNDINGS, "grounding")
-        facts = [verified_fact(context, row) for row in context.connection.execute(sql, values)]
+        rows = context.connection.execute(sql, values)
+        if moment is None:
+            facts = [verified_fact(context, row) for row in rows]
+        else:  # the window test on the opened windows: the only one a sealed window allows, exact on clear ones
+            facts = [f for f in (verified_fact_at(context, row, moment) for row in rows) if f is not None]
         return [fact for fact in facts if grounding is None or fact.grounding == grounding]
 
     def _check(self, item: FactInput, position: int) -> FactInput:

@@ -19,7 +19,7 @@ from undercroft_vault import Domain, IntegrityFailure, Sealer, VaultKeys, comput
 
 from undercroft_store.kernel._internal import meta_at_rest
 from undercroft_store.memory.kg.errors import FactTampered
-from undercroft_store.memory.kg.facts import at_rest_payload
+from undercroft_store.memory.kg.facts import at_rest_payload, reseal_window_meta
 
 __all__ = ["RESEAL_HOOKS", "RekeyingLike", "reseal_entities", "reseal_facts", "reseal_supersessions", "reseal_tunnels"]
 
@@ -68,7 +68,8 @@ def _move(r: RekeyingLike, blob: bytes, domain: Domain) -> bytes:
 
 
 def reseal_facts(r: RekeyingLike) -> Rekeyed:
-    """``kg_facts``: terms under ``kgterms/{id}``, object under ``kg/{id}``, tag ``kg/<id>``."""
+    """``kg_facts``: terms under ``kgterms/{id}``, object under ``kg/{id}``, a sealed window (inside the meta)
+    under ``kgwindow/{id}``, tag ``kg/<id>``."""
     out: Rekeyed = []
     rows = r.connection.execute("SELECT id, meta_json, terms, value, tag FROM kg_facts").fetchall()
     for fact_id, meta, terms, value, tag in rows:
@@ -76,9 +77,11 @@ def reseal_facts(r: RekeyingLike) -> Rekeyed:
         _check(r, f"kg/{fact_id}", meta, at_rest_payload(terms, value), bytes(tag))
         terms = _move(r, terms, Domain.kg_terms(fact_id))
         value = _move(r, value, Domain.kg_object(fact_id))
+        meta = reseal_window_meta(r.old_sealer, r.new_sealer, fact_id, meta) if r.sealed else meta
         new_tag = compute_tag(r.new_keys, f"kg/{fact_id}", meta, at_rest_payload(terms, value))
         r.connection.execute(
-            "UPDATE kg_facts SET terms = ?, value = ?, tag = ? WHERE id = ?", (terms, value, new_tag, fact_id)
+            "UPDATE kg_facts SET meta_json = ?, terms = ?, value = ?, tag = ? WHERE id = ?",
+            (meta, terms, value, new_tag, fact_id),
         )
         out.append((f"kg/{fact_id}", new_tag))
     return out

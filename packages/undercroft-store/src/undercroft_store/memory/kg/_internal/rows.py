@@ -19,6 +19,9 @@ from undercroft_store.memory.kg.facts import (
     entity_key,
     fact_tag,
     mirrors_of,
+    sealed_window,
+    true_at,
+    window_holds,
 )
 
 __all__ = [
@@ -29,14 +32,18 @@ __all__ = [
     "load_fact",
     "update_fact",
     "verified_fact",
+    "verified_fact_at",
 ]
+
+# Opened windows one handle keeps (about 200 bytes each; a fact whose tag changed is opened again).
+_WINDOW_CACHE = 262_144
 
 #: The columns a verified fact read selects, in order: the tagged ones, then the clear mirrors it checks.
 FACT_SELECT = f"SELECT id, meta_json, terms, value, tag, {MIRROR_COLUMNS} FROM kg_facts"  # noqa: S608
 
 
-def verified_fact(context: VaultContext, row: tuple[object, ...]) -> Fact:
-    """Check a fact row's tag, then open and rebuild it; `FactTampered` on any failure."""
+def _checked(context: VaultContext, row: tuple[object, ...]) -> tuple[str, bytes, bytes, bytes]:
+    """A fact row's tag and clear mirrors checked (nothing opened yet); its id and tagged bytes."""
     fact_id = str(row[0])
     meta, terms, value, tag = (bytes(row[i]) for i in (1, 2, 3, 4))  # type: ignore[call-overload]
     if not constant_time_equal(fact_tag(context, fact_id, meta, terms, value), tag):
@@ -47,7 +54,42 @@ def verified_fact(context: VaultContext, row: tuple[object, ...]) -> Fact:
             f"fact {fact_id} in vault {context.vault_id!r}: a clear index column disagrees with its HMAC-covered "
             "meta: run undercroft verify"
         )
+    return fact_id, meta, terms, value
+
+
+def verified_fact(context: VaultContext, row: tuple[object, ...]) -> Fact:
+    """Check a fact row's tag, then open and rebuild it; `FactTampered` on any failure."""
+    fact_id, meta, terms, value = _checked(context, row)
     try:
+        return decode_fact(context, fact_id, meta, terms, value)
+    except (IntegrityFailure, ValueError, KeyError, TypeError) as error:
+        raise FactTampered(
+            f"fact {fact_id} in vault {context.vault_id!r} verifies but does not open: {error}"
+        ) from None
+
+
+def verified_fact_at(context: VaultContext, row: tuple[object, ...], moment: str) -> Fact | None:
+    """`verified_fact` for an as-of read: after the tag and mirror checks, a sealed window is opened first and a
+    fact not true at ``moment`` is dropped with its terms and object unopened (None); else the fact.
+
+    The opened window is kept per handle under the row's tag (``context.kg_window_cache``): a later as-of read
+    of the same verified bytes (equal tag, checked above) reuses it instead of another AEAD open; a row whose
+    tag changed (an update, a rotation) is opened again. The cache is cleared when the handle closes."""
+    fact_id, meta, terms, value = _checked(context, row)
+    tag = bytes(row[4])  # type: ignore[call-overload]
+    try:
+        cached = context.kg_window_cache.get(fact_id)
+        if cached is not None and constant_time_equal(cached[0], tag):
+            window: tuple[str | None, str | None] | None = cached[1]  # the same verified bytes: opened already
+        else:
+            window = sealed_window(context, fact_id, meta)
+            if window is not None and len(context.kg_window_cache) < _WINDOW_CACHE:
+                context.kg_window_cache[fact_id] = (tag, window)
+        if window is None:  # a clear window (hmac-only, or not migrated yet): the fact's own fields decide
+            fact = decode_fact(context, fact_id, meta, terms, value)
+            return fact if true_at(fact, moment) else None
+        if not window_holds(window, moment):
+            return None
         return decode_fact(context, fact_id, meta, terms, value)
     except (IntegrityFailure, ValueError, KeyError, TypeError) as error:
         raise FactTampered(
