@@ -107,7 +107,7 @@ def run(size: int, queries: int, rounds: int, clock: Callable[[], float]) -> dic
         with palace.open_vault("bench", embedder) as store:
             for first in range(0, size, bench_search_cost.BATCH):
                 chunk = texts[first : first + bench_search_cost.BATCH]
-                store.write(bench_search_cost._writes(chunk, first), screening=Screen())
+                store.write(bench_search_cost._writes(store.drawer_ids, chunk, first), screening=Screen())
             searcher = Searcher(store, embedder)
             searcher.warm()
             for question in asked[:10]:

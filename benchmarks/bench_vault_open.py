@@ -24,7 +24,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--drawers", type=int, default=10_000)
     parser.add_argument("--opens", type=int, default=30)
+    parser.add_argument("--smoke", action="store_true", help="200 drawers, 3 opens: the instrument runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.drawers, args.opens = 200, 3
     with tempfile.TemporaryDirectory() as tmp, Palace(Path(tmp) / "home") as palace:
         palace.init()
         with palace.open_vault("default", HashEmbedder()) as store:

@@ -116,6 +116,7 @@ VALID: dict[str, tuple[str, ...]] = {
     "UNDERCROFT_ASSERTION_SECRET": ("s" * 32,),
     "UNDERCROFT_METRICS": ("0", "1"),
     "UNDERCROFT_SAMPLE_INTERVAL_MS": ("2000",),
+    "UNDERCROFT_STREAM_HEARTBEAT_MS": ("5000",),
     "UNDERCROFT_LLM_URL": ("http://127.0.0.1:11434",),
     "UNDERCROFT_LLM_MODEL": ("llama3.2",),
     "UNDERCROFT_LLM_API": ("openai",),
@@ -151,7 +152,7 @@ NAMED: dict[tuple[str, str], str] = {
     ("UNDERCROFT_RETRIEVAL", "fde"): "refused",
     ("UNDERCROFT_RETRIEVAL", "hnsw"): "validated",
     ("UNDERCROFT_RERANKER", "onnx"): "validated",  # wired (issue 24); the model files are the consumer's
-    ("UNDERCROFT_RERANKER", "colbert"): "refused",  # the late-interaction stage is not built yet
+    ("UNDERCROFT_RERANKER", "colbert"): "validated",  # wired (issue 24); the ColBERT model files are the consumer's
     ("UNDERCROFT_FUSION", "rrf"): "warned",
     ("UNDERCROFT_FUSION_WEIGHT", "abc"): "warned",
     ("UNDERCROFT_FTS_PREFILTER_MIN", "xyz"): "warned",
@@ -178,6 +179,8 @@ CONSUMER_FAILING_VALUES: frozenset[tuple[str, str]] = frozenset(
         ("UNDERCROFT_EMBEDDER", "http"),
         ("UNDERCROFT_RERANKER", "onnx"),
         ("UNDERCROFT_RERANKER", "ort"),
+        ("UNDERCROFT_RERANKER", "colbert"),
+        ("UNDERCROFT_RERANKER", "colbert-ort"),
     }
 )
 
@@ -317,7 +320,9 @@ def test_every_start_agrees_with_config_check(sweep: Sweep, surface: str) -> Non
             consumer = case.name in CONSUMER_FAILURES and case.value != PALACE
             consumer = consumer or (case.name, case.value.strip()) in CONSUMER_FAILING_VALUES
             needed = (
-                "UNDERCROFT_RERANK_MODEL"
+                "UNDERCROFT_COLBERT_MODEL"
+                if case.name == "UNDERCROFT_RERANKER" and case.value.strip().startswith("colbert")
+                else "UNDERCROFT_RERANK_MODEL"
                 if case.name == "UNDERCROFT_RERANKER"
                 else "UNDERCROFT_EMBED_URL"
                 if case.value.strip() == "http"

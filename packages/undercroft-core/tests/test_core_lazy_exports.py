@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import subprocess
 import sys
 
@@ -14,6 +15,13 @@ def test_every_exported_name_has_one_home_and_resolves_to_it() -> None:
     assert set(exports) == set(undercroft_core.__all__) - {"__version__"}
     for name, module in exports.items():
         assert getattr(undercroft_core, name) is getattr(importlib.import_module(module), name), name
+
+
+def test_no_exported_name_is_also_a_submodule() -> None:
+    """A submodule import sets the package attribute of its name to the module, so an export of the same name
+    would resolve to the function only until someone imports the submodule (``undercroft_core.maxsim`` did)."""
+    submodules = {info.name for info in pkgutil.iter_modules(undercroft_core.__path__)}
+    assert not submodules & set(undercroft_core.__all__)
 
 
 def test_a_submodule_is_reachable_as_an_attribute_and_a_missing_name_is_an_attribute_error() -> None:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 from undercroft_core import HashEmbedder
-from undercroft_core.maxsim import maxsim
+from undercroft_core.late_interaction import maxsim
 from undercroft_core.model_roles import DegradingLateEncoder
 from undercroft_store import Palace
 from undercroft_store.errors import LateStageMissing

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
         source_drawer_id,
         validate_drawer_id,
     )
-    from undercroft_core.maxsim import maxsim, maxsim_many
+    from undercroft_core.late_interaction import maxsim, maxsim_many
     from undercroft_core.model_roles import (
         CrossEncoder,
         DegradingCrossEncoder,
@@ -220,8 +220,8 @@ _EXPORTS: dict[str, str] = {
     "dequantise_int8": "undercroft_core.quantisation",
     "is_blank": "undercroft_core.normalisation",
     "is_drawer_id": "undercroft_core.ids",
-    "maxsim": "undercroft_core.maxsim",
-    "maxsim_many": "undercroft_core.maxsim",
+    "maxsim": "undercroft_core.late_interaction",
+    "maxsim_many": "undercroft_core.late_interaction",
     "measure_admission_gate": "undercroft_core.calibration",
     "measure_semantic_floor": "undercroft_core.calibration",
     "normalise": "undercroft_core.normalisation",

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import undercroft_obs as obs
 from numpy.typing import NDArray
-from undercroft_core.maxsim import maxsim_many
+from undercroft_core.late_interaction import maxsim_many
 from undercroft_core.model_roles import LateEncoder
 from undercroft_obs import names
 
