@@ -82,7 +82,9 @@ def _reference_fde(encoder: FdeEncoder, matrix: np.ndarray, *, document: bool) -
     """The encoding written as the paper states it, one token and one partition at a time."""
     p = encoder.parameters
     blob = encoder.to_bytes()
-    body = np.frombuffer(blob, dtype="<f4", offset=len(blob) - 4 * p.repetitions * p.dimension * (p.bits + p.projection))
+    body = np.frombuffer(
+        blob, dtype="<f4", offset=len(blob) - 4 * p.repetitions * p.dimension * (p.bits + p.projection)
+    )
     hyperplanes = body[: p.repetitions * p.dimension * p.bits].reshape(p.repetitions, p.dimension, p.bits)
     projections = body[p.repetitions * p.dimension * p.bits :].reshape(p.repetitions, p.dimension, p.projection)
     blocks = []
