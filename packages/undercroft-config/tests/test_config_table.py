@@ -53,7 +53,7 @@ TABLE: dict[str, tuple[str, str | None]] = {
     "UNDERCROFT_FDE_IVF_MIN": ("100000", "1e5"),
     "UNDERCROFT_FDE_NPROBE": ("8", "0"),
     "UNDERCROFT_FDE_REPS": ("20", "65"),
-    "UNDERCROFT_FDE_KSIM": ("5", "17"),
+    "UNDERCROFT_FDE_KSIM": ("5", "13"),
     "UNDERCROFT_FDE_DPROJ": ("16", "0"),
     "UNDERCROFT_FDE_SEED": ("42", "-1"),
     "UNDERCROFT_TRUST_FLOOR": ("standard", "trustd"),

@@ -501,10 +501,12 @@ RETRIEVAL: tuple[Declaration, ...] = (
         "retrieval",
         "int",
         "engine's own",
-        "an integer in 1..=16",
+        "an integer in 1..=12",
         D.WARN,
+        # 12 is undercroft_core.fde's bound (2**12 buckets per repetition): a wider value would pass here and
+        # then fail when the tier builds.
         "FDE SimHash bits (first build only).",
-        p.integer(1, 16),
+        p.integer(1, 12),
     ),
     declare(
         "UNDERCROFT_FDE_DPROJ",
