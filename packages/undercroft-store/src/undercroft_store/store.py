@@ -400,6 +400,20 @@ class VaultStore:
         plains = Envelope(context).open_each(domains, [blob for _, blob in stored.values()])  # one batched open
         return {seq: None if plain is None else unpack_matrix(plain) for seq, plain in zip(stored, plains, strict=True)}
 
+    def token_artifacts(self, seqs: Sequence[int]) -> dict[str, bytes]:
+        """``drawer id -> matrix`` for ``seqs`` in the portable plaintext form (`kernel.token_table.pack_matrix`),
+        each opened under its drawer's ``{id}/tok`` domain — what an export line carries so an import stores
+        by copy. A seq holding none, or one whose blob fails its seal or format, is absent (never exported)."""
+        context = self._live()
+        stored = read_blobs(context.connection, [int(seq) for seq in seqs])
+        domains = [Domain.tokens(drawer_id) for drawer_id, _ in stored.values()]
+        plains = Envelope(context).open_each(domains, [blob for _, blob in stored.values()])
+        return {
+            drawer_id: plain
+            for (drawer_id, _), plain in zip(stored.values(), plains, strict=True)
+            if plain is not None and unpack_matrix(plain) is not None
+        }
+
     def iter_embeddings(self) -> EmbeddingMatrix:
         """Every embedding decrypted once (sealed blobs open under ``{id}/emb``, bound to their id)."""
         context = self._live()

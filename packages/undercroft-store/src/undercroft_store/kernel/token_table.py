@@ -52,6 +52,7 @@ __all__ = [
     "pack_matrix",
     "read_blobs",
     "reseal_on_rotation",
+    "supplied_current",
     "table_exists",
     "unpack_matrix",
     "write_rows",
@@ -132,8 +133,20 @@ def unpack_matrix(plain: bytes) -> Matrix | None:
         return None
     scales = np.frombuffer(plain, dtype="<f2", count=tokens, offset=fixed).astype(np.float32)
     codes = np.frombuffer(plain, dtype=np.int8, count=tokens * dimension, offset=fixed + tokens * 2)
+    if not np.isfinite(scales).all():
+        return None  # a forged scale (inf, NaN) would poison every MaxSim it enters
     matrix = codes.reshape(tokens, dimension).astype(np.float32) * scales[:, None]
     return Matrix(encoder, digest, np.ascontiguousarray(matrix))
+
+
+def supplied_current(plain: object, encoder: str, dimension: int, content: str) -> bool:
+    """Whether a matrix supplied from outside (an import's line) may be stored by copy: it is this format, was
+    made by ``encoder`` (``dimension`` wide) from exactly ``content``. Anything else is never trusted — the
+    write path encodes that drawer instead."""
+    if not isinstance(plain, bytes):
+        return False
+    matrix = unpack_matrix(plain)
+    return matrix is not None and matrix.tokens.shape[1] == dimension and matrix.current(encoder, content)
 
 
 def table_exists(connection: sqlite3.Connection) -> bool:
