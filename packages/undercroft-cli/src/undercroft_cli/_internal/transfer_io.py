@@ -14,6 +14,7 @@ from undercroft_core.ids import ID_RECIPE_APPEND, ID_RECIPE_SOURCE
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import Bypass, BypassReason, DrawerWrite, Screen, VaultStore
 from undercroft_store.governance.read_audit import InternalRead, silent
+from undercroft_store.kernel.token_table import content_digest, supplied_current, unpack_matrix
 from undercroft_store.memory.kg.graph import FactInput, KnowledgeGraph
 from undercroft_store.memory.tunnels import create_tunnel, list_tunnels
 
@@ -32,7 +33,6 @@ from undercroft_cli._internal.transfer_format import (
     tokens_from_record,
     unframe_sealed,
 )
-from undercroft_store.kernel.token_table import content_digest, supplied_current, unpack_matrix
 
 __all__ = ["ImportReport", "collect_export", "import_export_bytes", "import_path"]
 
