@@ -1,6 +1,6 @@
 """Import with the late stage on: token matrices copied from the export lines vs re-encoded (issue 24 §1).
 
-    UNDERCROFT_ONNX_MODEL=… UNDERCROFT_ONNX_TOKENIZER=… python benchmarks/bench_import_tokens.py [--drawers N]
+    UNDERCROFT_ONNX_MODEL=… UNDERCROFT_ONNX_TOKENIZER=… python benchmarks/bench_import_tokens.py [--drawers N] [--data locomo-dev.json]
     python benchmarks/bench_import_tokens.py --smoke      # 200 synthetic drawers, a word-hash late encoder
 
 One sealed vault is filed with ``--drawers`` LoCoMo dev-split turns (the corpus of `bench_model_search`) with
@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 
+import bench_model_search
 import numpy as np
 from bench_model_search import _corpus, _fill
 from numpy.typing import NDArray
@@ -126,7 +127,9 @@ def main() -> int:
     parser.add_argument("--drawers", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--smoke", action="store_true", help="200 synthetic drawers, no model needed")
+    parser.add_argument("--data", type=pathlib.Path, default=bench_model_search.DATA, help="locomo-dev.json")
     args = parser.parse_args()
+    bench_model_search.DATA = args.data
     if args.smoke:
         return run(200, 1, smoke=True)
     if not os.environ.get("UNDERCROFT_ONNX_MODEL"):
