@@ -1,6 +1,6 @@
 """Import with the late stage on: token matrices copied from the export lines vs re-encoded (issue 24 §1).
 
-    UNDERCROFT_ONNX_MODEL=… UNDERCROFT_ONNX_TOKENIZER=… python benchmarks/bench_import_tokens.py [--drawers N] [--data locomo-dev.json]
+    UNDERCROFT_ONNX_MODEL=… UNDERCROFT_ONNX_TOKENIZER=… python  benchmarks/bench_import_tokens.py [--drawers N --data F]
     python benchmarks/bench_import_tokens.py --smoke      # 200 synthetic drawers, a word-hash late encoder
 
 One sealed vault is filed with ``--drawers`` LoCoMo dev-split turns (the corpus of `bench_model_search`) with
@@ -94,8 +94,11 @@ def run(drawers: int, rounds: int, *, smoke: bool) -> int:
                 store.attach_late_encoder(encoder)
                 fill = _fill(store, texts)
                 exported, counts = collect_export(store)
-        print(f"fill: {drawers} drawers in {fill:.1f}s ({drawers / fill:.1f}/s); export carries "
-              f"{counts.get('token_matrices', 0)} matrices, {len(exported) / 1e6:.1f} MB", flush=True)
+        print(
+            f"fill: {drawers} drawers in {fill:.1f}s ({drawers / fill:.1f}/s); export carries "
+            f"{counts.get('token_matrices', 0)} matrices, {len(exported) / 1e6:.1f} MB",
+            flush=True,
+        )
         files = {"copy": exported, "re-encode": _strip(exported)}
         timings: dict[str, list[float]] = {arm: [] for arm in files}
         ran: dict[str, list[int]] = {arm: [] for arm in files}
@@ -112,8 +115,9 @@ def run(drawers: int, rounds: int, *, smoke: bool) -> int:
                         ran[arm].append(forwards[0] - before)
                         assert store.stats().token_matrices == drawers, arm
                         assert report.tokens_copied == (drawers if arm == "copy" else 0), arm
-                print(f"round {number + 1} {arm}: {timings[arm][-1]:.2f}s, {ran[arm][-1]} document forwards",
-                      flush=True)
+                print(
+                    f"round {number + 1} {arm}: {timings[arm][-1]:.2f}s, {ran[arm][-1]} document forwards", flush=True
+                )
     for arm, values in timings.items():
         median = statistics.median(values)
         print(f"{arm}: median {median:.2f}s ({drawers / median:.1f} drawers/s), forwards {ran[arm]}", flush=True)
