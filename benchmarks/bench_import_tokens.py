@@ -1,6 +1,6 @@
 """Import with the late stage on: token matrices copied from the export lines vs re-encoded (issue 24 §1).
 
-    UNDERCROFT_ONNX_MODEL=… UNDERCROFT_ONNX_TOKENIZER=… python  benchmarks/bench_import_tokens.py [--drawers N --data F]
+    UNDERCROFT_ONNX_MODEL=… UNDERCROFT_ONNX_TOKENIZER=… python benchmarks/bench_import_tokens.py [--drawers N --data F]
     python benchmarks/bench_import_tokens.py --smoke      # 200 synthetic drawers, a word-hash late encoder
 
 One sealed vault is filed with ``--drawers`` LoCoMo dev-split turns (the corpus of `bench_model_search`) with
