@@ -227,3 +227,35 @@ def test_a_stale_stored_matrix_is_not_exported(tmp_path: Path) -> None:
             data, counts = collect_export(store)
     assert "token_matrices" not in counts
     assert all("tokens" not in line for line in _lines(data))
+
+
+def test_a_pq_coded_vault_exports_the_decoded_int8_form_and_another_vault_copies_it(
+    tmp_path: Path, target: Palace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PQ codes mean nothing outside the vault that trained the codebook: the line carries version 1."""
+    monkeypatch.setenv("UNDERCROFT_TOK_PQ_MIN", "4")
+    times = ("at dawn", "at dusk", "in the rain", "again", "at noon", "in fog", "by lantern", "once more")
+    many = [f"{text} {word}" for text in TEXTS for word in times]
+    with Palace(tmp_path / "source") as palace:
+        palace.init()
+        with palace.open_vault("default", HashEmbedder()) as store:
+            store.attach_late_encoder(Counting())
+            for text in many:
+                store.remember(text, wing="sea", room="log", added_by="t")
+            assert store.stats().token_codebook_generation == 1
+            decoded = {
+                text: matrix.tokens
+                for text, matrix in zip(many, store.token_matrices(list(range(1, len(many) + 1))).values(), strict=True)
+                if matrix is not None
+            }
+            data, _ = collect_export(store)
+    lines = [line for line in _lines(data) if line.get("type") == "drawer"]
+    assert {base64.b64decode(str(line["tokens"]))[:4] for line in lines} == {b"UCT1"}
+    monkeypatch.setenv("UNDERCROFT_TOK_PQ_MIN", "1000")
+    encoder = Counting()
+    report, stored = _import(target, data, encoder)
+    assert encoder.documents == 0 and report["tokens"] == {"copied": len(many), "refused": 0}
+    for text, plain in stored.items():  # the PQ reconstruction, within int8's error of it
+        matrix = unpack_matrix(plain)
+        assert matrix is not None
+        assert np.abs(matrix.tokens - decoded[text]).max() < 0.02

@@ -53,8 +53,10 @@ from undercroft_store.kernel.screening import Bypass, BypassReason, Screen, Scre
 from undercroft_store.kernel.seams import Diverted, write_screen
 from undercroft_store.kernel.snapshot_table import drop_rows as drop_search_snapshot
 from undercroft_store.kernel.tier_tables import Envelope
+from undercroft_store.kernel.token_codebook import codebook_present, compress_matrices, read_codebook
+from undercroft_store.kernel.token_table import count_rows as count_token_rows
 from undercroft_store.kernel.token_table import delete_seqs as drop_token_rows
-from undercroft_store.kernel.token_table import pack_matrix, supplied_current
+from undercroft_store.kernel.token_table import pack_matrix, pack_pq, supplied_current
 from undercroft_store.kernel.token_table import write_rows as write_token_rows
 
 __all__ = [
@@ -331,11 +333,13 @@ def _upsert(context: VaultContext, items: list[_Prepared]) -> dict[str, int]:
     seqs = _seqs(context, [i.drawer.id for i in items])
     # A rewritten drawer's old matrix never outlives its old text: replaced by the new one, or dropped.
     drop_token_rows(connection, [seqs[i.drawer.id] for i in items if i.tokens is None])
-    write_token_rows(
-        connection,
-        Envelope(context),
-        [(seqs[i.drawer.id], i.drawer.id, i.tokens) for i in items if i.tokens is not None],
-    )
+    matrices = [(seqs[i.drawer.id], i.drawer.id, i.tokens) for i in items if i.tokens is not None]
+    envelope = Envelope(context)
+    # Read under the write lock: a matrix is coded against the codebook the vault holds as it commits.
+    codebook = read_codebook(connection, envelope).stored if matrices else None
+    if codebook is not None:
+        matrices = [(seq, drawer_id, pack_pq(plain, codebook)) for seq, drawer_id, plain in matrices]
+    write_token_rows(connection, envelope, matrices)
     if not context.sealed:
         connection.executemany("DELETE FROM drawers_fts WHERE rowid = ?", [(seqs[i.drawer.id],) for i in items])
         connection.executemany(
@@ -379,7 +383,22 @@ def write_drawers(
         results = _write_screened(context, batch, screening, within)
         for outcome in ("created", "deduped", "quarantined"):
             span.set(outcome, sum(1 for result in results if result.outcome == outcome))
-        return results
+    _maybe_compress_tokens(context)
+    return results
+
+
+def _maybe_compress_tokens(context: VaultContext) -> None:
+    """Past ``UNDERCROFT_TOK_PQ_MIN`` stored matrices, the first write to reach it trains the token codebook and
+    PQ-codes every matrix, in its own transaction after this write's commit (`kernel.token_codebook`)."""
+    if context.late_encoder is None:
+        return
+    stored = count_token_rows(context.connection)
+    if stored < max(context.late_pq_min, context.late_pq_next) or codebook_present(context.connection):
+        return
+    if not compress_matrices(context, context.late_pq_min):
+        # Nothing to train on yet (too few tokens, mixed widths): the next try waits for twice the matrices,
+        # so a vault that cannot train costs a bounded, amortised number of surveys.
+        context.late_pq_next = 2 * stored
 
 
 def _write_screened(
