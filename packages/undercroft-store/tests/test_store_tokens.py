@@ -249,6 +249,45 @@ def test_forget_removes_the_matrix_and_no_byte_of_it_is_left_in_the_files(palace
             assert blob[start : start + 32] not in files, (path.name, start)
 
 
+def _runs_left(home: Path, blob: bytes, vault: str = "default") -> list[tuple[str, int]]:
+    """Every (file, offset) of a 32-byte run of ``blob`` still in ``vault.db`` or its WAL."""
+    found = []
+    for path in _database(home, vault).parent.glob("vault.db*"):
+        files = path.read_bytes()
+        found += [(path.name, start) for start in range(0, len(blob) - 32, 32) if blob[start : start + 32] in files]
+    return found
+
+
+@pytest.mark.parametrize("written", ["earlier-handle", "same-handle"])
+def test_forget_scrubs_the_files_at_once_while_another_handle_keeps_the_vault_open(
+    palace: Palace, written: str
+) -> None:
+    """The close of the last connection checkpoints anyway; a long-lived holder (a server, a second handle)
+    means no close comes, so forget's own checkpoint is what copies the zeroed pages over the main file's and
+    the WAL's older frames. ``earlier-handle``: the matrix sits in vault.db (its writer closed, checkpointed);
+    ``same-handle``: it sits in the WAL's earlier frames of the forgetting handle's own writes."""
+    palace.create_vault("plain", level="hmac-only")
+    with palace.open_vault("plain", HashEmbedder()) as holder:  # stays open: no last-close checkpoint
+        holder.stats()
+        if written == "earlier-handle":
+            with palace.open_vault("plain", HashEmbedder()) as writer:
+                writer.attach_late_encoder(WordTokens())
+                ids = [writer.remember(text, wing="sea", room="log", added_by="t")[0].id for text in TEXTS]
+            with sqlite3.connect(_database(palace.home, "plain")) as raw:
+                raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # as an idle moment's autocheckpoint would
+        with palace.open_vault("plain", HashEmbedder()) as store:
+            if written == "same-handle":
+                store.attach_late_encoder(WordTokens())
+                ids = [store.remember(text, wing="sea", room="log", added_by="t")[0].id for text in TEXTS]
+            blob = _blob(palace.home, ids[2], "plain")
+            assert _runs_left(palace.home, blob, "plain"), "the matrix is in the files before forget"
+            forget(store, [ids[2]])
+            assert _runs_left(palace.home, blob, "plain") == []  # at once, the forgetting handle still open
+            raw = b"".join(p.read_bytes() for p in _database(palace.home, "plain").parent.glob("vault.db*"))
+            assert TEXTS[2].encode() not in raw  # the words too (an hmac-only vault holds them in clear)
+        assert _runs_left(palace.home, blob, "plain") == []  # and after its close, the holder still open
+
+
 def test_repair_tokens_builds_every_missing_matrix_resumably(palace: Palace) -> None:
     _fill(palace, None)  # written before the stage was configured: no matrix
     with pytest.raises(LateStageMissing, match="UNDERCROFT_RERANKER=colbert"):

@@ -15,6 +15,7 @@ from undercroft_store.kernel._internal.identity import recorded_identity
 from undercroft_store.kernel._internal.meta_at_rest import label_name
 from undercroft_store.kernel.label_guard import label_guard_replays
 from undercroft_store.kernel.tier_tables import read_generation
+from undercroft_store.kernel.token_codebook import read_generation as read_token_generation
 from undercroft_store.kernel.token_table import count_rows
 
 __all__ = ["CeilingReport", "VaultStats", "vault_stats"]
@@ -79,6 +80,7 @@ class VaultStats:
     rerank_failures: int = 0
     late_failures: int = 0
     token_matrices: int = 0  # the late stage's stored matrices (`kernel.token_table`; 0: the stage never ran)
+    token_codebook_generation: int | None = None  # their PQ codebook's generation (None: none trained)
 
     def taxonomy(self) -> dict[str, dict[str, int]]:
         """Wing → room → drawers, from the ``wing/room`` counts (the quarantine wing's rooms excluded)."""
@@ -110,7 +112,12 @@ class VaultStats:
             f"embed failures: {self.embed_failures}",
             f"rerank failures: {self.rerank_failures}",
             f"late failures:  {self.late_failures}",
-            f"token matrices: {self.token_matrices}",
+            f"token matrices: {self.token_matrices}"
+            + (
+                f" (PQ codebook generation {self.token_codebook_generation})"
+                if self.token_codebook_generation is not None
+                else ""
+            ),
             f"unhealed:       {len(self.unhealed)}",
         ]
         lines += [f"  {line}" for line in self.unhealed]
@@ -143,6 +150,7 @@ def vault_stats(context: VaultContext, unhealed: list[str]) -> VaultStats:
         heals = recorded_heals(connection)
         index_generation = _index_generation(context)
         token_matrices = count_rows(connection)
+        token_codebook_generation = read_token_generation(connection)
     finally:
         connection.execute("COMMIT")
     drawers = sum(wings.values()) + quarantined
@@ -172,6 +180,7 @@ def vault_stats(context: VaultContext, unhealed: list[str]) -> VaultStats:
         rerank_failures=_rerank_failures(context),
         late_failures=_late_failures(context),
         token_matrices=token_matrices,
+        token_codebook_generation=token_codebook_generation,
     )
 
 

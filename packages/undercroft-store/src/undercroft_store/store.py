@@ -16,6 +16,7 @@ from types import TracebackType
 import numpy as np
 import undercroft_obs as obs
 from numpy.typing import NDArray
+from undercroft_config import resolution
 from undercroft_core.chunking import chunk
 from undercroft_core.drawer import Drawer
 from undercroft_core.embedder import Embedder
@@ -51,7 +52,8 @@ from undercroft_store.kernel._internal.vectors import unpack_row
 from undercroft_store.kernel.screening import Screen, Screening
 from undercroft_store.kernel.seams import verifier
 from undercroft_store.kernel.tier_tables import Envelope
-from undercroft_store.kernel.token_table import Matrix, read_blobs, unpack_matrix
+from undercroft_store.kernel.token_codebook import read_codebook
+from undercroft_store.kernel.token_table import Matrix, portable, read_blobs, unpack_matrix
 from undercroft_store.kernel.trust import Floor, read_floor
 from undercroft_store.kernel.verdict import VerifyReport
 from undercroft_store.kernel.writes import DrawerWrite, WriteResult, delete_drawers, record_embedder, write_drawers
@@ -198,6 +200,8 @@ class VaultStore:
         context.late_encoder = encoder
         context.late_failures_at_attach = encoder.late_failures
         context.late_backend = backend
+        pq_min = resolution.value("UNDERCROFT_TOK_PQ_MIN")
+        context.late_pq_min = pq_min if isinstance(pq_min, int) else 256
 
     def record_embedder(self) -> None:
         """Record this handle's embedder identity now, before any drawer (see `writes.record_embedder`)."""
@@ -396,9 +400,31 @@ class VaultStore:
         (same encoder, same content) is the caller's check (`Matrix.current`), against the verified content."""
         context = self._live()
         stored = read_blobs(context.connection, [int(seq) for seq in seqs])
+        envelope = Envelope(context)
         domains = [Domain.tokens(drawer_id) for drawer_id, _ in stored.values()]
-        plains = Envelope(context).open_each(domains, [blob for _, blob in stored.values()])  # one batched open
-        return {seq: None if plain is None else unpack_matrix(plain) for seq, plain in zip(stored, plains, strict=True)}
+        plains = envelope.open_each(domains, [blob for _, blob in stored.values()])  # one batched open
+        codebook = read_codebook(context.connection, envelope).stored if stored else None
+        return {
+            seq: None if plain is None else unpack_matrix(plain, codebook)
+            for seq, plain in zip(stored, plains, strict=True)
+        }
+
+    def token_artifacts(self, seqs: Sequence[int]) -> dict[str, bytes]:
+        """``drawer id -> matrix`` for ``seqs`` in the portable plaintext form (`kernel.token_table.pack_matrix`),
+        each opened under its drawer's ``{id}/tok`` domain — what an export line carries so an import stores
+        by copy. A seq holding none, or one whose blob fails its seal or format, is absent (never exported)."""
+        context = self._live()
+        stored = read_blobs(context.connection, [int(seq) for seq in seqs])
+        envelope = Envelope(context)
+        domains = [Domain.tokens(drawer_id) for drawer_id, _ in stored.values()]
+        plains = envelope.open_each(domains, [blob for _, blob in stored.values()])
+        codebook = read_codebook(context.connection, envelope).stored if stored else None
+        found: dict[str, bytes] = {}
+        for (drawer_id, _), plain in zip(stored.values(), plains, strict=True):
+            carried = None if plain is None else portable(plain, codebook)  # PQ codes are decoded to int8
+            if carried is not None:
+                found[drawer_id] = carried
+        return found
 
     def iter_embeddings(self) -> EmbeddingMatrix:
         """Every embedding decrypted once (sealed blobs open under ``{id}/emb``, bound to their id)."""

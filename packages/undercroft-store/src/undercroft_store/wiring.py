@@ -26,7 +26,7 @@ from undercroft_config.values import Admission
 
 from undercroft_store.integrity.tokens import token_leg
 from undercroft_store.integrity.verify import verify_vault
-from undercroft_store.kernel import seams, snapshot_table, tier_tables, token_table
+from undercroft_store.kernel import seams, snapshot_table, tier_tables, token_codebook, token_table
 from undercroft_store.kernel._internal.governance import has_per_handle
 from undercroft_store.kernel.trust import reseal_trust_rows
 from undercroft_store.memory.kg.rotation import RESEAL_HOOKS
@@ -131,5 +131,6 @@ for _table, _hook in {
     **dict.fromkeys(tier_tables.TIER_TABLES, _drop_tier_on_rotation),  # derived: dropped, rebuilt under the new keys
     snapshot_table.SNAPSHOT_TABLE: snapshot_table.drop_on_rotation,  # derived: dropped, rebuilt at the next open
     token_table.TOKEN_TABLE: token_table.reseal_on_rotation,  # re-sealed: a matrix costs a model forward
+    token_codebook.CODEBOOK_TABLE: token_codebook.reseal_on_rotation,  # re-sealed: its PQ rows decode against it
 }.items():
     seams.register_resealer(_table, _hook)

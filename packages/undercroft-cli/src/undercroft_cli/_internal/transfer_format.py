@@ -3,7 +3,10 @@
 Line 1 ``{"undercroft_manifest": {"format": "undercroft.export.v1", "vault", "level", "embedder", "exported_at",
 "counts": {"drawers", …}}}`` (the documents' ``undercroft_manifest.counts.drawers``; the flat manifest line of
 older exports, the same keys at the top level, is still read); then
-``{"type": "drawer", "drawer": {...every stored field...}, "embedding": {"scale", "codes"} | null}``,
+``{"type": "drawer", "drawer": {...every stored field...}, "embedding": {"scale", "codes"} | null,
+"tokens": "<base64>"}`` (``tokens``, present only when the late stage stored a current matrix: the matrix's
+plaintext form, `undercroft_store.kernel.token_table.pack_matrix` — encoder name, content digest, shape,
+int8 codes — decrypted like the embedding and covered like every line by the export's manifest digest),
 ``{"type": "kg_entity", ...}``, ``{"type": "kg_fact", "fact": {...}}``, ``{"type": "tunnel", "tunnel": {...}}``.
 A sealed export wraps the same bytes with its manifest document: ``MAGIC ‖ u32(len(document)) ‖ document ‖
 jsonl``, the whole sealed to the recipient, so the attestation travels inside the envelope.
@@ -11,6 +14,8 @@ jsonl``, the whole sealed to the recipient, so the attestation travels inside th
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import struct
 from collections.abc import Iterable, Iterator
@@ -35,6 +40,7 @@ __all__ = [
     "frame_sealed",
     "manifest_line",
     "parse_export",
+    "tokens_from_record",
     "unframe_sealed",
 ]
 
@@ -63,8 +69,11 @@ class ExportFile:
     tunnels: list[dict[str, Any]]
 
 
-def drawer_record(drawer: Drawer, scale: float | None, codes: Iterable[int] | None) -> dict[str, Any]:
-    """One drawer line: every stored field (occurrences and time mentions as stored) and its int8 embedding."""
+def drawer_record(
+    drawer: Drawer, scale: float | None, codes: Iterable[int] | None, tokens: bytes | None = None
+) -> dict[str, Any]:
+    """One drawer line: every stored field (occurrences and time mentions as stored), its int8 embedding and,
+    when given, its token matrix's plaintext (base64)."""
     body: dict[str, Any] = {}
     for spec in fields(Drawer):
         if spec.name in _SKIPPED_FIELDS:
@@ -74,7 +83,24 @@ def drawer_record(drawer: Drawer, scale: float | None, codes: Iterable[int] | No
             value = [item.at_rest() for item in value]
         body[spec.name] = value
     embedding = None if scale is None or codes is None else {"scale": scale, "codes": [int(c) for c in codes]}
-    return {"type": "drawer", "drawer": body, "embedding": embedding}
+    record: dict[str, Any] = {"type": "drawer", "drawer": body, "embedding": embedding}
+    if tokens is not None:
+        record["tokens"] = base64.b64encode(tokens).decode("ascii")
+    return record
+
+
+def tokens_from_record(record: dict[str, Any]) -> tuple[bytes | None, bool]:
+    """``(matrix plaintext or None, whether the line carried a tokens value)`` — a value that is not strict
+    base64 yields None with True: the importer re-encodes that drawer (never trusts, never fails on it)."""
+    value = record.get("tokens")
+    if value is None:
+        return None, False
+    if not isinstance(value, str):
+        return None, True
+    try:
+        return base64.b64decode(value, validate=True), True
+    except (binascii.Error, ValueError):
+        return None, True
 
 
 def drawer_from_record(body: object, *, added_by: str, where: str) -> Drawer:

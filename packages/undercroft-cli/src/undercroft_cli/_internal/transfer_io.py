@@ -14,6 +14,7 @@ from undercroft_core.ids import ID_RECIPE_APPEND, ID_RECIPE_SOURCE
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import Bypass, BypassReason, DrawerWrite, Screen, VaultStore
 from undercroft_store.governance.read_audit import InternalRead, silent
+from undercroft_store.kernel.token_table import content_digest, supplied_current, unpack_matrix
 from undercroft_store.memory.kg.graph import FactInput, KnowledgeGraph
 from undercroft_store.memory.tunnels import create_tunnel, list_tunnels
 
@@ -29,6 +30,7 @@ from undercroft_cli._internal.transfer_format import (
     drawer_record,
     manifest_line,
     parse_export,
+    tokens_from_record,
     unframe_sealed,
 )
 
@@ -49,13 +51,18 @@ def collect_export(store: VaultStore) -> tuple[bytes, dict[str, int]]:
     where = {drawer_id: i for i, drawer_id in enumerate(matrix.ids)}
     seqs = [int(s) for s in store.scope_seqs(include_quarantine=True)]
     body: list[bytes] = []
+    matrices = 0
     with progress(len(seqs), "exporting") as bar, silent(store, InternalRead.EXPORT):
         for start in range(0, len(seqs), BATCH_SIZE):
-            for drawer in store.hydrate(seqs[start : start + BATCH_SIZE]):
+            chunk = seqs[start : start + BATCH_SIZE]
+            artifacts = store.token_artifacts(chunk)
+            for drawer in store.hydrate(chunk):
                 i = where.get(drawer.id)
                 scale = float(matrix.scales[i]) if i is not None and matrix.scales[i] > 0 else None
                 codes = matrix.codes[i].tolist() if scale is not None and i is not None else None
-                body.append(_line(drawer_record(drawer, scale, codes)))
+                tokens = _current_artifact(artifacts.get(drawer.id), drawer.content)
+                matrices += tokens is not None
+                body.append(_line(drawer_record(drawer, scale, codes, tokens)))
             bar.update(min(BATCH_SIZE, len(seqs) - start))
     graph = KnowledgeGraph(store)
     entities: list[dict[str, Any]] = []
@@ -68,6 +75,8 @@ def collect_export(store: VaultStore) -> tuple[bytes, dict[str, int]]:
         facts = [{"type": "kg_fact", "fact": fact.to_dict()} for fact in graph.timeline()]
     tunnels = [{"type": "tunnel", "tunnel": tunnel.to_dict()} for tunnel in list_tunnels(store)]
     counts = {"drawers": len(body), "kg_entities": len(entities), "kg_facts": len(facts), "tunnels": len(tunnels)}
+    if matrices:  # bound by the egress record and the bundle manifest with the rest of the counts
+        counts["token_matrices"] = matrices
     manifest = {
         "format": EXPORT_FORMAT,
         "vault": store.name,
@@ -78,6 +87,12 @@ def collect_export(store: VaultStore) -> tuple[bytes, dict[str, int]]:
     }
     rest = b"".join(_line(item) for item in [*entities, *facts, *tunnels])
     return _line(manifest_line(manifest)) + b"".join(body) + rest, counts
+
+
+def _current_artifact(plain: bytes | None, content: str) -> bytes | None:
+    """A stored matrix worth exporting: one made from exactly this verified content (a stale one is not)."""
+    opened = None if plain is None else unpack_matrix(plain)
+    return plain if opened is not None and opened.digest == content_digest(content) else None
 
 
 @dataclass
@@ -92,6 +107,10 @@ class ImportReport:
     attestation: str | None = None
     sender: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: Token matrices stored by copy from the lines, and those refused (forged, of other content, of another
+    #: encoder or width: the write path encoded those drawers instead).
+    tokens_copied: int = 0
+    tokens_refused: int = 0
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready report."""
@@ -104,6 +123,7 @@ class ImportReport:
             "attestation": self.attestation,
             "sender": self.sender,
             "notes": self.notes,
+            "tokens": {"copied": self.tokens_copied, "refused": self.tokens_refused},
         }
 
 
@@ -151,7 +171,11 @@ def _write(store: VaultStore, items: list[DrawerWrite], report: FilingReport) ->
 
 
 def _import_drawers(
-    store: VaultStore, drawers: list[Drawer], vectors: list[Any], report: ImportReport
+    store: VaultStore,
+    drawers: list[Drawer],
+    vectors: list[Any],
+    report: ImportReport,
+    tokens: list[bytes | None] | None = None,
 ) -> dict[str, str]:
     """Write ``drawers`` in batches; returns the id map, old id → new id, of every drawer whose id changed.
 
@@ -172,11 +196,13 @@ def _import_drawers(
             moved[drawer.id] = placed.id
         placed_all.append(placed)
     pending: list[DrawerWrite] = []
+    matrices = tokens if tokens is not None else [None] * len(drawers)
     with progress(len(drawers), "importing") as bar:
-        for placed, vector in zip(placed_all, vectors, strict=True):
+        for placed, vector, matrix in zip(placed_all, vectors, matrices, strict=True):
             if placed.supersedes in moved:
                 placed = replace(placed, supersedes=moved[placed.supersedes])
-            pending.append(DrawerWrite(placed, vector))
+            # The matrix names no id (content digest + encoder): a re-derived id takes it under its own domain.
+            pending.append(DrawerWrite(placed, vector, matrix))
             if len(pending) >= BATCH_SIZE:
                 _write(store, pending, report.filing)
                 bar.update(len(pending))
@@ -203,6 +229,8 @@ def _import_export(
         report.notes.append(f"embedder {declared!r} differs from this vault's {here!r}: drawers re-embedded")
     drawers: list[Drawer] = []
     vectors: list[Any] = []
+    matrices: list[bytes | None] = []
+    carried = 0
     for record in parsed.drawers:
         where = f"{name}: line {record['_line']}"
         drawers.append(drawer_from_record(record.get("drawer"), added_by=added_by, where=where))
@@ -212,7 +240,11 @@ def _import_export(
             vectors.append(codes * float(embedding.get("scale", 0.0)))
         else:
             vectors.append(None)
-    moved = _import_drawers(store, drawers, vectors, report)
+        matrix, present = tokens_from_record(record)
+        matrices.append(matrix)
+        carried += present
+    _count_token_copies(store, drawers, matrices, carried, report)
+    moved = _import_drawers(store, drawers, vectors, report, matrices)
     graph = KnowledgeGraph(store)
     inputs: list[FactInput] = []
     for record in parsed.facts:
@@ -250,6 +282,32 @@ def _import_export(
                 store, t["from_wing"], t["to_wing"], t["label"], from_room=t.get("from_room"), to_room=t.get("to_room")
             )
             report.tunnels += 1
+
+
+def _count_token_copies(
+    store: VaultStore, drawers: list[Drawer], matrices: list[bytes | None], carried: int, report: ImportReport
+) -> None:
+    """How many carried matrices the write path will store by copy (its own check, `supplied_current`, is the
+    one that decides); the rest are refused and their drawers encoded. Notes say why, never silently."""
+    if not carried:
+        return
+    encoder = store.late_encoder
+    if encoder is None:
+        report.notes.append(
+            f"the export carries {carried} token matrices; no late stage is declared here "
+            "(UNDERCROFT_RERANKER=colbert|colbert-ort): not stored"
+        )
+        return
+    report.tokens_copied = sum(
+        supplied_current(matrix, encoder.name, encoder.dimension, drawer.content)
+        for drawer, matrix in zip(drawers, matrices, strict=True)
+    )
+    report.tokens_refused = carried - report.tokens_copied
+    if report.tokens_refused:
+        report.notes.append(
+            f"{report.tokens_refused} token matrices are not this content's under {encoder.name!r} "
+            "(forged, stale, another drawer's, or another encoder's): those drawers were encoded afresh"
+        )
 
 
 def _import_mempalace(store: VaultStore, root: Path, report: ImportReport) -> None:

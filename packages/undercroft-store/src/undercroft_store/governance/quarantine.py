@@ -260,7 +260,7 @@ def divert(
             intended_wing=drawer.wing,
             intended_room=drawer.room,
         )
-        out.append(DrawerWrite(moved, item.vector))
+        out.append(DrawerWrite(moved, item.vector, item.tokens))  # a matrix is bound to the content, not the id
         signals = canonical_json(
             {"signals": [s.value for s in decision.signals], "findings": [f.to_metadata() for f in decision.findings]}
         )

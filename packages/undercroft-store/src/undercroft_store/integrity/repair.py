@@ -144,7 +144,7 @@ class RepairReport:
             lines.insert(
                 -1,
                 f"token matrices:        {t.built} built, {t.current} current, {t.dropped} dropped, "
-                f"{t.failures} failed",
+                f"{t.failures} failed" + (f", {t.compressed} PQ-coded (codebook trained)" if t.compressed else ""),
             )
         if self.search_snapshot is not None:
             lines.insert(-1, f"search snapshot:       {self.search_snapshot}")

@@ -26,6 +26,7 @@ from undercroft_store.errors import LateStageMissing, RecordTampered
 from undercroft_store.kernel._internal.context import VaultContext
 from undercroft_store.kernel._internal.reading import verified_drawer
 from undercroft_store.kernel.tier_tables import Envelope
+from undercroft_store.kernel.token_codebook import compress_matrices, drop_codebook, read_codebook
 from undercroft_store.kernel.token_table import (
     TOKEN_TABLE,
     delete_seqs,
@@ -77,10 +78,17 @@ class TokenRepair:
     built: int = 0  # missing or stale matrices encoded and stored
     current: int = 0  # already current (an interrupted run's committed batches included)
     failures: int = 0  # matrices the encoder degraded to empty (not stored; a later run tries again)
+    compressed: int = 0  # matrices PQ-coded by the codebook this run trained (past UNDERCROFT_TOK_PQ_MIN)
 
     def to_dict(self) -> dict[str, int]:
         """JSON-ready counts."""
-        return {"dropped": self.dropped, "built": self.built, "current": self.current, "failures": self.failures}
+        return {
+            "dropped": self.dropped,
+            "built": self.built,
+            "current": self.current,
+            "failures": self.failures,
+            "compressed": self.compressed,
+        }
 
 
 @dataclass
@@ -89,6 +97,7 @@ class _Survey:
     bad_seqs: list[int]
     to_build: list[tuple[int, str, str]]  # (seq, drawer id, verified content)
     current: int
+    codebook_failed: bool = False
 
 
 def _survey(context: VaultContext, encoder: str | None) -> _Survey | None:
@@ -104,6 +113,9 @@ def _survey(context: VaultContext, encoder: str | None) -> _Survey | None:
         else {}
     )
     verdict = TokenVerdict(stored=len(blobs))
+    state = read_codebook(connection, envelope)
+    if state.failure is not None:  # every PQ row coded against it is undecodable: failed below as well
+        verdict.failed.append(f"codebook: {state.failure}")
     bad: list[int] = []
     to_build: list[tuple[int, str, str]] = []
     current = 0
@@ -121,7 +133,7 @@ def _survey(context: VaultContext, encoder: str | None) -> _Survey | None:
             to_build.append((int(seq), drawer_id, drawer.content))
             continue
         plain = envelope.open(Domain.tokens(drawer_id), blob)
-        matrix = None if plain is None else unpack_matrix(plain)
+        matrix = None if plain is None else unpack_matrix(plain, state.stored)
         if matrix is None:
             why = "fails its seal (altered, or moved from another drawer)" if plain is None else "is not a matrix"
             verdict.failed.append(f"{drawer_id}: the stored matrix {why}")
@@ -135,7 +147,7 @@ def _survey(context: VaultContext, encoder: str | None) -> _Survey | None:
     for seq in sorted(blobs):  # rows no live drawer holds: the delete path never leaves one
         verdict.failed.append(f"seq {seq}: a stored matrix with no drawer (orphan)")
         bad.append(seq)
-    return _Survey(verdict, bad, to_build, current)
+    return _Survey(verdict, bad, to_build, current, state.failure is not None)
 
 
 def token_leg(context: VaultContext, _rows: list[AuditRow]) -> TokenVerdict | None:
@@ -165,10 +177,12 @@ def repair_tokens(
         return None
     report = TokenRepair(current=survey.current)
     connection = context.connection
-    if survey.bad_seqs:
+    if survey.bad_seqs or survey.codebook_failed:
         connection.execute("BEGIN IMMEDIATE")
         try:
             delete_seqs(connection, survey.bad_seqs)
+            if survey.codebook_failed:
+                drop_codebook(connection)  # never trusted; the rows coded against it went with it
             connection.execute("COMMIT")
         except BaseException:
             if connection.in_transaction:
@@ -201,4 +215,5 @@ def repair_tokens(
             raise
         report.built += len(rows)
         progress("tokens", start + len(chunk), len(todo))
+    report.compressed = compress_matrices(context, context.late_pq_min)
     return report

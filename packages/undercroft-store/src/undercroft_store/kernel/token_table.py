@@ -7,16 +7,23 @@ blob is sealed (sealed vault) or tagged (hmac-only) through the tier tables' `En
 ``{id}/tok`` domain (`undercroft_vault.Domain.tokens`), so a matrix moved to another drawer's row, another
 vault, or edited by one bit fails to open and is never used.
 
-The plaintext inside the seal (`pack_matrix` / `unpack_matrix`)::
+The plaintext inside the seal (`pack_matrix` / `unpack_matrix`), in one of two versions::
 
     b"UCT1" | u8 name length | encoder name | 16-byte SHA-256 prefix of the drawer's content |
     u32 tokens | u16 dimension | tokens x float16 scales | tokens x dimension int8 codes
+    b"UCT2" | u8 name length | encoder name | 16-byte content digest | u32 codebook generation |
+    u32 tokens | u16 dimension | tokens x m uint8 PQ codes
 
-Each token row is quantised on its own (``row ≈ codes * scale``, scale = max |x| / 127): 386 bytes a token for
-a 384-wide encoder instead of 1,536 in float32. The content digest and the encoder name are what make a
-matrix *current*: a drawer whose content changed, or a vault now served by another late encoder, holds a
-stale matrix (reported and rebuilt, never scored). The digest is inside the seal: nothing derived from the
-content is in clear on a sealed vault.
+Version 1 quantises each token row on its own (``row ≈ codes * scale``, scale = max |x| / 127): 386 bytes a
+token for a 384-wide encoder instead of 1,536 in float32. Version 2 is written once the vault holds a token
+codebook (`kernel.token_codebook`, past ``UNDERCROFT_TOK_PQ_MIN`` matrices): ``m`` one-byte sub-quantiser
+codes a token (16 at 384 wide), decoded only against the codebook of the generation it names — a v2 matrix
+with no such codebook opened is not a matrix (never scored). Version 1 is also the portable form an export
+line carries (`portable`): PQ codes mean nothing outside the vault that trained them.
+
+The content digest and the encoder name are what make a matrix *current*: a drawer whose content changed,
+or a vault now served by another late encoder, holds a stale matrix (reported and rebuilt, never scored). The
+digest is inside the seal: nothing derived from the content is in clear on a sealed vault.
 
 The write choke point (`kernel.writes`) is the one writer at write time: it replaces a rewritten drawer's row
 (or drops it when no encoder is attached, so an old text's matrix never outlives it) and deletes the row in
@@ -35,12 +42,14 @@ from typing import TYPE_CHECKING, Final
 
 import numpy as np
 from numpy.typing import NDArray
+from undercroft_index.token_pq import token_subquantizers
 from undercroft_vault import Domain, IntegrityFailure
 
 from undercroft_store.kernel.tier_tables import Envelope, tag_for
 
 if TYPE_CHECKING:
     from undercroft_store.kernel.seams import Rekeying
+    from undercroft_store.kernel.token_codebook import StoredCodebook
 
 __all__ = [
     "TOKEN_TABLE",
@@ -49,9 +58,13 @@ __all__ = [
     "count_rows",
     "create_table",
     "delete_seqs",
+    "open_for_rotation",
     "pack_matrix",
+    "pack_pq",
+    "portable",
     "read_blobs",
     "reseal_on_rotation",
+    "supplied_current",
     "table_exists",
     "unpack_matrix",
     "write_rows",
@@ -60,6 +73,8 @@ __all__ = [
 TOKEN_TABLE: Final = "drawer_tokens"  # noqa: S105 - a table name, not a secret
 _DDL: Final = f"CREATE TABLE IF NOT EXISTS {TOKEN_TABLE} (seq INTEGER PRIMARY KEY, blob BLOB NOT NULL) STRICT"
 _MAGIC: Final = b"UCT1"
+_MAGIC_PQ: Final = b"UCT2"
+_GENERATION: Final = struct.Struct("<I")
 _DIGEST_BYTES: Final = 16
 _SHAPE: Final = struct.Struct("<IH")
 _LOOKUP: Final = 500
@@ -89,21 +104,28 @@ class Matrix:
 
 def pack_matrix(encoder: str, content: str, tokens: NDArray[np.floating]) -> bytes:
     """The plaintext of one stored matrix (int8 codes, one float16 scale per token row)."""
-    matrix = np.asarray(tokens, dtype=np.float32)
-    if matrix.ndim != 2 or matrix.shape[0] == 0 or not np.isfinite(matrix).all():
-        raise ValueError(f"a stored token matrix is a non-empty finite (tokens, dim) array, got {matrix.shape}")
+    return _pack_v1(encoder, content_digest(content), tokens)
+
+
+def _name_bytes(encoder: str) -> bytes:
     name = encoder.encode("utf-8")
     if len(name) > 255:
         raise ValueError("a late encoder name is at most 255 UTF-8 bytes")
+    return bytes((len(name),)) + name
+
+
+def _pack_v1(encoder: str, digest: bytes, tokens: NDArray[np.floating]) -> bytes:
+    matrix = np.asarray(tokens, dtype=np.float32)
+    if matrix.ndim != 2 or matrix.shape[0] == 0 or not np.isfinite(matrix).all():
+        raise ValueError(f"a stored token matrix is a non-empty finite (tokens, dim) array, got {matrix.shape}")
     peak = np.abs(matrix).max(axis=1)
     scales = np.where(peak > 0.0, peak / 127.0, 1.0).astype(np.float16)
     codes = np.clip(np.rint(matrix / scales.astype(np.float32)[:, None]), -127, 127).astype(np.int8)
     return b"".join(
         (
             _MAGIC,
-            bytes((len(name),)),
-            name,
-            content_digest(content),
+            _name_bytes(encoder),
+            digest,
             _SHAPE.pack(*matrix.shape),
             scales.astype("<f2").tobytes(),
             codes.tobytes(),
@@ -111,14 +133,46 @@ def pack_matrix(encoder: str, content: str, tokens: NDArray[np.floating]) -> byt
     )
 
 
-def unpack_matrix(plain: bytes) -> Matrix | None:
-    """The matrix a plaintext holds (None: not this format — never trusted, like a failed seal)."""
-    if len(plain) < len(_MAGIC) + 1 or plain[: len(_MAGIC)] != _MAGIC:
+def pack_pq(plain: bytes, stored: StoredCodebook) -> bytes:
+    """A version-1 plaintext re-coded against the vault's codebook (version 2, ~16 B/token); any other
+    plaintext, or one of another width than the codebook's, is returned unchanged."""
+    matrix = unpack_matrix(plain)
+    if plain[: len(_MAGIC)] != _MAGIC or matrix is None or matrix.tokens.shape[1] != stored.codebook.dimension:
+        return plain
+    codes = stored.codebook.encode(matrix.tokens)
+    return b"".join(
+        (
+            _MAGIC_PQ,
+            _name_bytes(matrix.encoder),
+            matrix.digest,
+            _GENERATION.pack(stored.generation),
+            _SHAPE.pack(*matrix.tokens.shape),
+            codes.tobytes(),
+        )
+    )
+
+
+def portable(plain: bytes, stored: StoredCodebook | None) -> bytes | None:
+    """The version-1 form of a stored plaintext (what an export line carries; None: not a matrix here)."""
+    matrix = unpack_matrix(plain, stored)
+    if matrix is None:
+        return None
+    return plain if plain[: len(_MAGIC)] == _MAGIC else _pack_v1(matrix.encoder, matrix.digest, matrix.tokens)
+
+
+def unpack_matrix(plain: bytes, stored: StoredCodebook | None = None) -> Matrix | None:
+    """The matrix a plaintext holds (None: not this format — never trusted, like a failed seal).
+
+    A version-2 (PQ) plaintext decodes only against ``stored``, the vault's opened codebook, of the
+    generation it names and of its width."""
+    magic = plain[: len(_MAGIC)]
+    if len(plain) < len(_MAGIC) + 1 or magic not in (_MAGIC, _MAGIC_PQ):
         return None
     at = len(_MAGIC)
     length = plain[at]
     at += 1
-    fixed = at + length + _DIGEST_BYTES + _SHAPE.size
+    extra = _GENERATION.size if magic == _MAGIC_PQ else 0
+    fixed = at + length + _DIGEST_BYTES + extra + _SHAPE.size
     if len(plain) < fixed:
         return None
     try:
@@ -127,13 +181,42 @@ def unpack_matrix(plain: bytes) -> Matrix | None:
         return None
     at += length
     digest = plain[at : at + _DIGEST_BYTES]
-    tokens, dimension = _SHAPE.unpack_from(plain, at + _DIGEST_BYTES)
-    if len(plain) != fixed + tokens * 2 + tokens * dimension or tokens == 0 or dimension == 0:
+    tokens, dimension = _SHAPE.unpack_from(plain, at + _DIGEST_BYTES + extra)
+    if tokens == 0 or dimension == 0:
+        return None
+    if magic == _MAGIC_PQ:
+        (generation,) = _GENERATION.unpack_from(plain, at + _DIGEST_BYTES)
+        return _unpack_pq(plain[fixed:], encoder, digest, (generation, tokens, dimension), stored)
+    if len(plain) != fixed + tokens * 2 + tokens * dimension:
         return None
     scales = np.frombuffer(plain, dtype="<f2", count=tokens, offset=fixed).astype(np.float32)
     codes = np.frombuffer(plain, dtype=np.int8, count=tokens * dimension, offset=fixed + tokens * 2)
+    if not np.isfinite(scales).all():
+        return None  # a forged scale (inf, NaN) would poison every MaxSim it enters
     matrix = codes.reshape(tokens, dimension).astype(np.float32) * scales[:, None]
     return Matrix(encoder, digest, np.ascontiguousarray(matrix))
+
+
+def supplied_current(plain: object, encoder: str, dimension: int, content: str) -> bool:
+    """Whether a matrix supplied from outside (an import's line) may be stored by copy: it is this format, was
+    made by ``encoder`` (``dimension`` wide) from exactly ``content``. Anything else is never trusted — the
+    write path encodes that drawer instead."""
+    if not isinstance(plain, bytes):
+        return False
+    matrix = unpack_matrix(plain)
+    return matrix is not None and matrix.tokens.shape[1] == dimension and matrix.current(encoder, content)
+
+
+def _unpack_pq(
+    codes: bytes, encoder: str, digest: bytes, shape: tuple[int, int, int], stored: StoredCodebook | None
+) -> Matrix | None:
+    generation, tokens, dimension = shape
+    if stored is None or stored.generation != generation or stored.codebook.dimension != dimension:
+        return None  # coded against a codebook this vault does not hold (opened): undecodable, never scored
+    if len(codes) != tokens * token_subquantizers(dimension):
+        return None
+    array = np.frombuffer(codes, dtype=np.uint8).reshape(tokens, -1)
+    return Matrix(encoder, digest, stored.codebook.decode(array))
 
 
 def table_exists(connection: sqlite3.Connection) -> bool:
@@ -198,11 +281,12 @@ def reseal_on_rotation(rekeying: Rekeying) -> list[tuple[str, bytes]]:
     updates: list[tuple[bytes, int]] = []
     dropped: list[int] = []
     for seq, drawer_id, blob in connection.execute(query).fetchall():
-        plain = None if drawer_id is None else _open_with(rekeying, str(drawer_id), bytes(blob))
+        domain = Domain.tokens(str(drawer_id)) if drawer_id is not None else None
+        plain = None if domain is None else open_for_rotation(rekeying, domain, bytes(blob))
         if plain is None:
             dropped.append(int(seq))
             continue
-        domain = Domain.tokens(str(drawer_id))
+        assert domain is not None
         if rekeying.sealed:
             fresh = rekeying.new_sealer.seal(domain, plain)
         else:
@@ -213,8 +297,8 @@ def reseal_on_rotation(rekeying: Rekeying) -> list[tuple[str, bytes]]:
     return []  # no audit record echoes a matrix
 
 
-def _open_with(rekeying: Rekeying, drawer_id: str, blob: bytes) -> bytes | None:
-    domain = Domain.tokens(drawer_id)
+def open_for_rotation(rekeying: Rekeying, domain: Domain, blob: bytes) -> bytes | None:
+    """A derived blob opened (or its tag checked) under the OLD keys of a rotation (None: it fails)."""
     if rekeying.sealed:
         try:
             return rekeying.old_sealer.open(domain, blob)

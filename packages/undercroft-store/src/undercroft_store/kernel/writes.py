@@ -53,8 +53,10 @@ from undercroft_store.kernel.screening import Bypass, BypassReason, Screen, Scre
 from undercroft_store.kernel.seams import Diverted, write_screen
 from undercroft_store.kernel.snapshot_table import drop_rows as drop_search_snapshot
 from undercroft_store.kernel.tier_tables import Envelope
+from undercroft_store.kernel.token_codebook import codebook_present, compress_matrices, read_codebook
+from undercroft_store.kernel.token_table import count_rows as count_token_rows
 from undercroft_store.kernel.token_table import delete_seqs as drop_token_rows
-from undercroft_store.kernel.token_table import pack_matrix
+from undercroft_store.kernel.token_table import pack_matrix, pack_pq, supplied_current
 from undercroft_store.kernel.token_table import write_rows as write_token_rows
 
 __all__ = [
@@ -85,10 +87,16 @@ _QUARANTINE_PATHS = frozenset({BypassReason.ALREADY_DIVERTED, BypassReason.RESTO
 
 @dataclass(frozen=True, slots=True)
 class DrawerWrite:
-    """One drawer to write, optionally with a caller-supplied vector (import, external embedder)."""
+    """One drawer to write, optionally with a caller-supplied vector (import, external embedder) and token matrix.
+
+    ``tokens`` is a matrix in the stored plaintext form (`kernel.token_table.pack_matrix`: an import's line).
+    It is stored by copy only when it is current for this drawer and the attached late encoder (same encoder,
+    same width, made from exactly this content); otherwise — or with no encoder attached — it is ignored and
+    the write path encodes the drawer as it would any other."""
 
     drawer: Drawer
     vector: NDArray[np.floating] | Sequence[float] | None = None
+    tokens: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,11 +210,13 @@ def _screen(
     return [item for item in batch if isinstance(item, DrawerWrite)], hook, slots
 
 
-def _prepare(context: VaultContext, items: Sequence[Incoming], packed: Sequence[_Vector]) -> list[_Prepared]:
+def _prepare(
+    context: VaultContext, items: Sequence[Incoming], packed: Sequence[_Vector], supplied: Sequence[bytes | None]
+) -> list[_Prepared]:
     """Embed what has no vector, then seal (sealed vaults) and tag: the meta and fingerprint were encoded once."""
     keys, sealer, sealed = context.keys, context.sealer, context.sealed
     embeddings = _embed_missing(context, [item.drawer for item in items], packed)
-    matrices = _encode_tokens(context, [item.drawer for item in items])
+    matrices = _encode_tokens(context, [item.drawer for item in items], supplied)
     prepared: list[_Prepared] = []
     for item, embedding, tokens in zip(items, embeddings, matrices, strict=True):
         drawer_id = item.drawer.id
@@ -222,28 +232,38 @@ def _prepare(context: VaultContext, items: Sequence[Incoming], packed: Sequence[
     return prepared
 
 
-def _encode_tokens(context: VaultContext, drawers: Sequence[Drawer]) -> list[bytes | None]:
+def _encode_tokens(
+    context: VaultContext, drawers: Sequence[Drawer], supplied: Sequence[bytes | None]
+) -> list[bytes | None]:
     """The late stage's packed matrix of each drawer, encoded once at write time (`kernel.token_table`).
 
-    None for every drawer when no late encoder is attached; None for a drawer whose matrix degraded to empty
-    (counted in ``late_failures`` by the role): the write lands, and ``repair --tokens`` backfills it."""
+    A supplied matrix that is current for its drawer and this encoder is kept as given (an import's copy: no
+    forward); every other drawer is encoded. None for every drawer when no late encoder is attached; None for
+    a drawer whose matrix degraded to empty (counted in ``late_failures`` by the role): the write lands, and
+    ``repair --tokens`` backfills it."""
     encoder = context.late_encoder
     if encoder is None or not drawers:
         return [None] * len(drawers)
+    out: list[bytes | None] = [
+        plain if supplied_current(plain, encoder.name, encoder.dimension, drawer.content) else None
+        for drawer, plain in zip(drawers, supplied, strict=True)
+    ]
+    todo = [i for i, plain in enumerate(out) if plain is None]
+    if not todo:
+        return out
     before = encoder.late_failures
     try:
-        matrices = list(encoder.encode_documents([drawer.content for drawer in drawers]))
+        matrices = list(encoder.encode_documents([drawers[i].content for i in todo]))
     except Exception:  # noqa: BLE001 - a role that breaks its no-raise contract must not cost the write
         matrices = []
     failed = encoder.late_failures - before
     if failed > 0 and context.late_backend in names.RERANK_BACKENDS:
         obs.increment(names.LATE_FAILURES_TOTAL, failed, backend=context.late_backend, side="doc")
-    if len(matrices) != len(drawers):
-        return [None] * len(drawers)  # nothing stored: repair --tokens backfills, the search encodes in RAM
-    return [
-        _packed(encoder.name, encoder.dimension, drawer.content, matrix)
-        for drawer, matrix in zip(drawers, matrices, strict=True)
-    ]
+    if len(matrices) != len(todo):
+        return out  # nothing encoded stored: repair --tokens backfills, the search encodes in RAM
+    for i, matrix in zip(todo, matrices, strict=True):
+        out[i] = _packed(encoder.name, encoder.dimension, drawers[i].content, matrix)
+    return out
 
 
 def _packed(name: str, dimension: int, content: str, matrix: NDArray[np.floating]) -> bytes | None:
@@ -313,11 +333,13 @@ def _upsert(context: VaultContext, items: list[_Prepared]) -> dict[str, int]:
     seqs = _seqs(context, [i.drawer.id for i in items])
     # A rewritten drawer's old matrix never outlives its old text: replaced by the new one, or dropped.
     drop_token_rows(connection, [seqs[i.drawer.id] for i in items if i.tokens is None])
-    write_token_rows(
-        connection,
-        Envelope(context),
-        [(seqs[i.drawer.id], i.drawer.id, i.tokens) for i in items if i.tokens is not None],
-    )
+    matrices = [(seqs[i.drawer.id], i.drawer.id, i.tokens) for i in items if i.tokens is not None]
+    envelope = Envelope(context)
+    # Read under the write lock: a matrix is coded against the codebook the vault holds as it commits.
+    codebook = read_codebook(connection, envelope).stored if matrices else None
+    if codebook is not None:
+        matrices = [(seq, drawer_id, pack_pq(plain, codebook)) for seq, drawer_id, plain in matrices]
+    write_token_rows(connection, envelope, matrices)
     if not context.sealed:
         connection.executemany("DELETE FROM drawers_fts WHERE rowid = ?", [(seqs[i.drawer.id],) for i in items])
         connection.executemany(
@@ -361,7 +383,22 @@ def write_drawers(
         results = _write_screened(context, batch, screening, within)
         for outcome in ("created", "deduped", "quarantined"):
             span.set(outcome, sum(1 for result in results if result.outcome == outcome))
-        return results
+    _maybe_compress_tokens(context)
+    return results
+
+
+def _maybe_compress_tokens(context: VaultContext) -> None:
+    """Past ``UNDERCROFT_TOK_PQ_MIN`` stored matrices, the first write to reach it trains the token codebook and
+    PQ-codes every matrix, in its own transaction after this write's commit (`kernel.token_codebook`)."""
+    if context.late_encoder is None:
+        return
+    stored = count_token_rows(context.connection)
+    if stored < max(context.late_pq_min, context.late_pq_next) or codebook_present(context.connection):
+        return
+    if not compress_matrices(context, context.late_pq_min):
+        # Nothing to train on yet (too few tokens, mixed widths): the next try waits for twice the matrices,
+        # so a vault that cannot train costs a bounded, amortised number of surveys.
+        context.late_pq_next = 2 * stored
 
 
 def _write_screened(
@@ -370,6 +407,7 @@ def _write_screened(
     """`write_drawers` after validation: screen, dedup-decide, prepare and commit the batch."""
     batch, diversion, slots = _screen(context, batch, screening)
     packed = _supplied(context, batch)
+    supplied = [item.tokens if isinstance(item.tokens, bytes) else None for item in batch]
     arriving = [incoming(context, item.drawer) for item in batch]
     # Dedup is decided first, outside the lock, from VERIFIED rows: only what will be written is embedded,
     # sealed and tagged (a re-sweep of a filed tree embeds nothing). The lock re-checks every row.
@@ -380,9 +418,11 @@ def _write_screened(
         if (row := stored.get(item.drawer.id)) is not None and is_unchanged(context, item, row)
     }
     to_write = [i for i, item in enumerate(arriving) if item.drawer.id not in unchanged]
-    prepared = _prepare(context, [arriving[i] for i in to_write], [packed[i] for i in to_write])
+    prepared = _prepare(
+        context, [arriving[i] for i in to_write], [packed[i] for i in to_write], [supplied[i] for i in to_write]
+    )
     hooks = [hook for hook in (within, diversion) if hook is not None]
-    decided = _Decided(stored, unchanged, {item.drawer.id: item for item in prepared}, packed)
+    decided = _Decided(stored, unchanged, {item.drawer.id: item for item in prepared}, packed, supplied)
     results = _commit_batch(context, arriving, decided, hooks, slots)
     if isinstance(screening, Screen):
         committed = zip(arriving, results, strict=True)
@@ -399,6 +439,7 @@ class _Decided:
     unchanged: set[str]
     prepared: dict[str, _Prepared]
     packed: list[_Vector]
+    supplied: list[bytes | None]
 
     def still_unchanged(self, context: VaultContext, item: Incoming, row: StoredRow) -> bool:
         """The decision under the lock: reused when the row holds the very bytes verified before, else re-taken."""
@@ -523,7 +564,9 @@ def _rows_to_write(
     needs writing is prepared here, under the lock (a race with another writer: rare, and still correct)."""
     late = [i for i in writes if arriving[i].drawer.id not in decided.prepared]
     if late:
-        more = _prepare(context, [arriving[i] for i in late], [decided.packed[i] for i in late])
+        more = _prepare(
+            context, [arriving[i] for i in late], [decided.packed[i] for i in late], [decided.supplied[i] for i in late]
+        )
         decided.prepared.update((item.drawer.id, item) for item in more)
     return [decided.prepared[arriving[i].drawer.id] for i in writes]
 

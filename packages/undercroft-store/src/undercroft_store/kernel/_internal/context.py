@@ -55,6 +55,10 @@ class VaultContext:
     late_encoder: LateEncoder | None = None
     late_failures_at_attach: int = 0
     late_backend: str = "onnx"  # the runtime label of late_failures_total (onnx: colbert, ort: colbert-ort)
+    # UNDERCROFT_TOK_PQ_MIN, read at attach: past this many stored matrices a write trains the token codebook
+    # and every matrix is PQ-coded from then on (`kernel.token_codebook`).
+    late_pq_min: int = 256
+    late_pq_next: int = 0  # the stored-matrix count this handle next tries to train at (after a try that could not)
     unhealed: list[str] = field(default_factory=list)
     healed: list[str] = field(default_factory=list)
     # Append indices this handle allocated and has not yet written: a write of one must create, never replace.
