@@ -258,20 +258,25 @@ def _until(check: Any, timeout: float, what: str, logs: Path) -> Any:
     raise AssertionError(f"{what} within {timeout}s; logs: {tails}")
 
 
+def _prometheus_json(url: str, params: dict[str, str] | None = None) -> Any:
+    """The `data` of a Prometheus API answer. A starting Prometheus answers 503 "Service Unavailable" (not JSON)
+    until its TSDB is open: `raise_for_status` turns that into an `httpx.HTTPError`, which `_until` retries."""
+    reply = httpx.get(url, params=params, timeout=5)
+    reply.raise_for_status()
+    return reply.json()["data"]
+
+
 def test_scenario_g_a_corrupted_drawer_pages_through_alertmanager(stack: dict[str, Any]) -> None:
     engine, sink, prom, logs = stack["engine"], stack["sink"], stack["prometheus"], stack["logs"]
 
     def query(expr: str) -> list[dict[str, Any]]:
-        reply = httpx.get(f"{prom}/api/v1/query", params={"query": expr}, timeout=5).json()
-        return list(reply["data"]["result"])
+        return list(_prometheus_json(f"{prom}/api/v1/query", {"query": expr})["result"])
 
     # The scrape arrives behind the bearer: up is 1 and the tamper series are there at 0 before any failure.
     _until(lambda: [r for r in query('up{job="undercroft"}') if r["value"][1] == "1"], 30, "no successful scrape", logs)
     zero = query('undercroft_hmac_verify_failures_total{surface="drawer"}')
     assert zero and zero[0]["value"][1] == "0"
-    assert not [
-        a for a in httpx.get(f"{prom}/api/v1/alerts", timeout=5).json()["data"]["alerts"] if a["state"] == "firing"
-    ]
+    assert not [a for a in _prometheus_json(f"{prom}/api/v1/alerts")["alerts"] if a["state"] == "firing"]
     with httpx.Client(base_url=engine.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as client:
         drawer = client.post(
             "/v1/vaults/default/drawers", json={"text": "the vault door code is 4471", "wing": "ops"}
@@ -280,7 +285,7 @@ def test_scenario_g_a_corrupted_drawer_pages_through_alertmanager(stack: dict[st
             connection.execute("UPDATE drawers SET tag = zeroblob(32) WHERE id = ?", (drawer,))
         assert client.get(f"/v1/vaults/default/drawers/{drawer}").status_code == 409  # a real failed read
     firing = _until(
-        lambda: [a for a in httpx.get(f"{prom}/api/v1/alerts", timeout=5).json()["data"]["alerts"]
+        lambda: [a for a in _prometheus_json(f"{prom}/api/v1/alerts")["alerts"]
                  if a["labels"]["alertname"] == "PalaceTamperDetected" and a["state"] == "firing"],
         30, "PalaceTamperDetected did not fire in Prometheus", logs,
     )  # fmt: skip
