@@ -67,9 +67,7 @@ def _minilm(docs: int, queries: int) -> tuple[list[NDArray[np.float32]], list[ND
         "doctor school project deadline painting guitar marathon puppy birthday wedding camera bakery library"
     ).split()
     rng = np.random.default_rng(11)
-    texts = [
-        " ".join(str(word) for word in rng.choice(vocabulary, size=int(rng.integers(6, 20)))) for _ in range(docs)
-    ]
+    texts = [" ".join(str(word) for word in rng.choice(vocabulary, size=int(rng.integers(6, 20)))) for _ in range(docs)]
     matrices = [np.asarray(m, dtype=np.float32) for m in encoder.encode_documents(texts)]
     picks = rng.integers(0, docs, size=queries)
     asked = [np.asarray(encoder.encode_query(" ".join(texts[i].split()[:4])), dtype=np.float32) for i in picks]
@@ -104,15 +102,21 @@ def run(arm: str, docs: int, queries: int) -> None:
             got = _top(query, matrices, 10)
             top1[name] += int(got[0] == truth[0])
             overlap[name] += len(set(got.tolist()) & set(truth.tolist())) / 10
-    print(f"arm {arm}: {docs} docs, {tokens} tokens, {width} wide, {queries} queries; codebook trained in "
-          f"{trained:.1f}s ({stored.codebook.subquantizers} sub-quantisers)")
+    print(
+        f"arm {arm}: {docs} docs, {tokens} tokens, {width} wide, {queries} queries; codebook trained in "
+        f"{trained:.1f}s ({stored.codebook.subquantizers} sub-quantisers)"
+    )
     for name, plains, fixed in (("int8 (v1)", v1, header), ("pq (v2)", v2, header_pq)):
         per = (sum(len(p) for p in plains) - fixed * len(plains)) / tokens
-        print(f"  {name}: {per:.1f} B/token of codes (+{fixed} B a row of header), "
-              f"{sum(len(p) for p in plains) / tokens:.1f} B/token all in")
+        print(
+            f"  {name}: {per:.1f} B/token of codes (+{fixed} B a row of header), "
+            f"{sum(len(p) for p in plains) / tokens:.1f} B/token all in"
+        )
     for name in ("int8", "pq"):
-        print(f"  {name}: top-1 = float32's in {top1[name]}/{queries} ({100 * top1[name] / queries:.1f}%), "
-              f"top-10 overlap {100 * overlap[name] / queries:.1f}%")
+        print(
+            f"  {name}: top-1 = float32's in {top1[name]}/{queries} ({100 * top1[name] / queries:.1f}%), "
+            f"top-10 overlap {100 * overlap[name] / queries:.1f}%"
+        )
     print(f"  ({time.perf_counter() - started:.1f}s)", flush=True)
 
 
