@@ -207,3 +207,22 @@ def test_pq_scores_rank_like_int8_on_the_stored_matrices(palace: Palace) -> None
         top = int(np.argmax(maxsim_many(query, truth)))
         pq = maxsim_many(query, [matrix.tokens for matrix in decoded if matrix is not None])
         assert top in np.argsort(-pq)[:3]
+
+
+def test_an_hmac_only_vault_tags_its_codebook_and_a_flipped_byte_is_named(palace: Palace) -> None:
+    palace.create_vault("plain", level="hmac-only")
+    _fill(palace, vault="plain")
+    database = _database(palace.home, "plain")
+    with sqlite3.connect(database) as raw:
+        raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        blob = bytes(raw.execute(f"SELECT blob FROM {CODEBOOK_TABLE} WHERE name = 'codebook'").fetchone()[0])
+    with palace.open_vault("plain", HashEmbedder()) as store:
+        assert store.verify().ok and store.stats().token_codebook_generation == 1
+    data = bytearray(database.read_bytes())
+    at = data.find(blob[2000:2064])
+    assert at >= 0
+    data[at + 7] ^= 0x01  # one bit of one centroid: the tag no longer matches
+    database.write_bytes(bytes(data))
+    with palace.open_vault("plain", HashEmbedder()) as store:
+        tokens = store.verify().tokens
+    assert tokens is not None and tokens.failed[0].startswith("codebook: the token codebook fails its seal")
