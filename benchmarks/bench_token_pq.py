@@ -125,7 +125,10 @@ def main() -> int:
     parser.add_argument("--docs", type=int, default=2000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--minilm", action="store_true", help="also the MiniLM token-state arm")
+    parser.add_argument("--smoke", action="store_true", help="a tiny synthetic run (nox -s bench-smoke)")
     args = parser.parse_args()
+    if args.smoke:
+        args.docs, args.queries, args.minilm = 300, 10, False
     if args.minilm and not os.environ.get("UNDERCROFT_ONNX_MODEL"):
         print("bench_token_pq: --minilm needs UNDERCROFT_ONNX_MODEL / _TOKENIZER", file=sys.stderr)
         return 1
