@@ -16,7 +16,7 @@ from undercroft_store.errors import RotationUnsupported
 from undercroft_store.integrity.repair import repair_vault
 from undercroft_store.integrity.rotation import rotate_vault
 from undercroft_store.integrity.verify import FEATURE_LEGS
-from undercroft_store.kernel import seams, snapshot_table, token_table
+from undercroft_store.kernel import seams, snapshot_table, token_codebook, token_table
 from undercroft_store.kernel.schema import TAGGED_TABLES
 from undercroft_store.kernel.trust import set_trust
 from undercroft_store.search.tiers import integrity as tier_integrity
@@ -37,8 +37,9 @@ def test_the_composition_root_fills_every_seam(monkeypatch: pytest.MonkeyPatch) 
     assert seams.verifier() is not None
     core = {"drawers", "audit", "tombstones"}
     # Plus the derived tables — the candidate tier's and the search snapshot's (not tagged tables: dropped on
-    # rotation, rebuilt after it) and the late stage's token matrices (re-sealed under the new keys).
-    derived = {*TIER_TABLES, snapshot_table.SNAPSHOT_TABLE, token_table.TOKEN_TABLE}
+    # rotation, rebuilt after it), the late stage's token matrices and their PQ codebook (re-sealed under the
+    # new keys).
+    derived = {*TIER_TABLES, snapshot_table.SNAPSHOT_TABLE, token_table.TOKEN_TABLE, token_codebook.CODEBOOK_TABLE}
     assert set(seams.resealers()) == (set(TAGGED_TABLES) - core) | derived
     # The tier's step is a forwarder (the search package loads at its first call): it runs the real rebuild.
     calls: list[object] = []

@@ -32,7 +32,14 @@ from undercroft_index.token_pq import TokenCodebook, train_token_codebook
 from undercroft_vault import Domain
 
 from undercroft_store.kernel.tier_tables import Envelope, tag_for
-from undercroft_store.kernel.token_table import TOKEN_TABLE, open_for_rotation, pack_pq, table_exists, unpack_matrix
+from undercroft_store.kernel.token_table import (
+    TOKEN_TABLE,
+    StoredCodebook,
+    open_for_rotation,
+    pack_pq,
+    table_exists,
+    unpack_matrix,
+)
 
 if TYPE_CHECKING:
     from undercroft_store.kernel._internal.context import VaultContext
@@ -62,14 +69,6 @@ _SAMPLE: Final = 65536
 def codebook_domain(generation: int) -> Domain:
     """The domain the codebook of ``generation`` is sealed under."""
     return Domain.pq_artifact(f"tok/g{generation}/codebook")
-
-
-@dataclass(frozen=True)
-class StoredCodebook:
-    """The vault's trained token codebook and its generation."""
-
-    generation: int
-    codebook: TokenCodebook
 
 
 @dataclass(frozen=True)

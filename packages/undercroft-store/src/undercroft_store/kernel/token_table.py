@@ -38,22 +38,23 @@ import hmac
 import sqlite3
 import struct
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
 from numpy.typing import NDArray
-from undercroft_index.token_pq import token_subquantizers
+from undercroft_index.token_pq import TokenCodebook, token_subquantizers
 from undercroft_vault import Domain, IntegrityFailure
 
 from undercroft_store.kernel.tier_tables import Envelope, tag_for
 
 if TYPE_CHECKING:
     from undercroft_store.kernel.seams import Rekeying
-    from undercroft_store.kernel.token_codebook import StoredCodebook
 
 __all__ = [
     "TOKEN_TABLE",
     "Matrix",
+    "StoredCodebook",
     "content_digest",
     "count_rows",
     "create_table",
@@ -69,6 +70,16 @@ __all__ = [
     "unpack_matrix",
     "write_rows",
 ]
+
+
+@dataclass(frozen=True)
+class StoredCodebook:
+    """The vault's trained token codebook and its generation (trained and sealed by `kernel.token_codebook`;
+    defined here so the matrix format can name it without an import cycle)."""
+
+    generation: int
+    codebook: TokenCodebook
+
 
 TOKEN_TABLE: Final = "drawer_tokens"  # noqa: S105 - a table name, not a secret
 _DDL: Final = f"CREATE TABLE IF NOT EXISTS {TOKEN_TABLE} (seq INTEGER PRIMARY KEY, blob BLOB NOT NULL) STRICT"
