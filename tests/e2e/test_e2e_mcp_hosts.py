@@ -108,7 +108,8 @@ def test_every_tool_is_annotated_and_every_result_validates_against_its_output_s
         for name in ("undercroft_status", "undercroft_list_wings", "undercroft_get_taxonomy",
                      "undercroft_get_closet_index", "undercroft_list_agents", "undercroft_list_hallways",
                      "undercroft_verify", "undercroft_history", "undercroft_list_tunnels", "undercroft_kg_stats",
-                     "undercroft_kg_timeline", "undercroft_kg_receipts"):  # fmt: skip
+                     "undercroft_kg_timeline", "undercroft_kg_receipts", "undercroft_kg_entities",
+                     "undercroft_supersessions"):  # fmt: skip
             await call(name, {})
         await call("undercroft_list_rooms", {"wing": "work"})
         await call("undercroft_list_rooms", {})

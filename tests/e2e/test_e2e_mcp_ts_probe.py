@@ -9,7 +9,7 @@ tool with an output schema, every tool called and every successful result valid.
 The probe's dependencies are pinned in ``ts_probe/package-lock.json`` and installed by ``.ci/run`` (``npm ci``).
 Under CI (``CI`` set, as ``.ci/run`` and GitHub set it) a missing ``node`` or ``node_modules`` FAILS this test:
 a probe that silently skipped would let the issue's TypeScript measurement rot. Elsewhere it skips and says how
-to install. Cost: ~5 s (one server, 38 calls).
+to install. Cost: ~5 s (one server, 40 calls).
 """
 
 from __future__ import annotations

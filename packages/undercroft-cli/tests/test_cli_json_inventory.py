@@ -114,6 +114,8 @@ def test_the_commands_that_gained_json_print_their_documented_shapes(
     assert closed["id"] == moved["opened"]["id"] and closed["valid_to"]
     entities = _json(capsys, "kg", "entities", "--json")
     assert entities["offset"] == 0 and {"alice", "acme"} <= {e["name"] for e in entities["entities"]}
+    # The same record as GET /v1/…/kg/entities and undercroft_kg_entities (one operation under all three).
+    assert all(set(e) == {"id", "name", "created_at"} for e in entities["entities"])
     receipts = _json(capsys, "kg", "receipts", "--json")
     assert receipts["ok"] is True and receipts["receipts"] == [] and receipts["uncited"] >= 2
     other = _json(capsys, "kg", "add", "bob", "works_at", "acme", "--json")
@@ -157,3 +159,13 @@ def test_the_commands_that_gained_json_print_their_documented_shapes(
     )
     rendered = _json(capsys, "transcript", "render", str(transcript), "--json")
     assert rendered["path"] == str(transcript) and [m["text"] for m in rendered["messages"]] == ["hi there", "hello"]
+
+
+def test_an_entity_page_past_the_shared_bound_is_refused_by_name(
+    fresh_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(cli, ["init"]) == 0
+    capsys.readouterr()
+    code = run_cli(cli, ["kg", "entities", "--limit", "1001", "--json"])
+    err = capsys.readouterr().err
+    assert code == 1 and "--limit" in err and "1000" in err, (code, err)

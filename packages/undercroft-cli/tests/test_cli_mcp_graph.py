@@ -89,3 +89,34 @@ def test_an_erasure_receipt_is_checked_and_a_forged_one_refused(mcp: McpDispatch
     assert checked.startswith("verdict: verified")
     garbage = mcp.call("undercroft_check_erasure_receipt", {"attestation": "{not json"})
     assert garbage.is_error and garbage.text.startswith("error: ")
+
+
+def test_the_entities_tool_pages_the_names_facts_use(mcp: McpDispatcher, store: VaultStore) -> None:
+    assert mcp.call("undercroft_kg_entities", {}).structured == {"entities": [], "offset": 0}
+    for subject, obj in (("alice", "acme"), ("bob", "globex"), ("alice", "initech")):
+        _ok(mcp.call("undercroft_kg_add", {"subject": subject, "predicate": "works_at", "object": obj}))
+    reply = mcp.call("undercroft_kg_entities", {})
+    assert not reply.is_error and reply.structured is not None
+    names = [e["name"] for e in reply.structured["entities"]]
+    assert names == ["alice", "acme", "bob", "globex", "initech"]  # first-named order, each once
+    assert all(set(e) == {"id", "name", "created_at"} and e["id"] != e["name"] for e in reply.structured["entities"])
+    page = mcp.call("undercroft_kg_entities", {"limit": 2, "offset": 2}).structured
+    assert page == {"entities": reply.structured["entities"][2:4], "offset": 2}
+    assert mcp.call("undercroft_kg_entities", {"offset": 5}).structured == {"entities": [], "offset": 5}
+    reader = McpDispatcher(ToolSession(store, HashEmbedder(), read_only=True))
+    assert reader.call("undercroft_kg_entities", {}).structured == reply.structured  # a read: served read-only
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"limit": 0}, "argument 'limit'"),
+        ({"limit": 1001}, "argument 'limit'"),
+        ({"offset": -1}, "argument 'offset'"),
+        ({"limit": "ten"}, "argument 'limit'"),
+        ({"entity": "alice"}, "entity"),
+    ],
+)
+def test_a_bad_entities_page_is_refused_by_name(mcp: McpDispatcher, arguments: dict[str, object], message: str) -> None:
+    reply = mcp.call("undercroft_kg_entities", arguments)
+    assert reply.is_error and message in reply.text, reply.text

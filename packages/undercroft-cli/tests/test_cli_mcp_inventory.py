@@ -52,11 +52,11 @@ def _live_tools(dispatcher: McpDispatcher) -> dict[str, object]:
     return anyio.run(listing)
 
 
-def test_the_inventory_holds_38_tools_12_of_them_writes() -> None:
+def test_the_inventory_holds_40_tools_12_of_them_writes() -> None:
     names = [t.name for t in TOOLS]
-    assert len(names) == 38 and len(set(names)) == 38
+    assert len(names) == 40 and len(set(names)) == 40
     assert all(name.startswith(TOOL_PREFIX) for name in names)
-    assert len(WRITE) == 12 and len(READ) == 26 and not READ & WRITE
+    assert len(WRITE) == 12 and len(READ) == 28 and not READ & WRITE
     assert "undercroft_save" in WRITE and "undercroft_search" in READ and "undercroft_dedup" in WRITE
 
 
@@ -71,7 +71,7 @@ def test_the_live_tools_list_matches_the_inventory_in_both_directions(store: Vau
 
 
 def test_nothing_waits_any_more_the_whole_inventory_is_served() -> None:
-    assert PENDING == {} and advertised_names() == {t.name for t in TOOLS} and len(advertised_names()) == 38
+    assert PENDING == {} and advertised_names() == {t.name for t in TOOLS} and len(advertised_names()) == 40
     assert entry("undercroft_index_status").read_only  # the last pending tool landed as a read
 
 

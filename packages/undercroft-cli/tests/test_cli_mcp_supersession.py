@@ -221,3 +221,39 @@ def test_the_fence_still_refuses_superseding_a_quarantine_resident(
     reply = mcp.call("undercroft_save", {"content": "A correction.", "supersedes": slot})
     assert reply.is_error and f"{slot} is quarantine-pending" in reply.text
     assert _counts(palace) == before and _links(palace) == []
+
+
+def test_the_supersessions_tool_lists_each_link_with_its_verdict_now(
+    mcp: McpDispatcher, store: VaultStore, palace: Palace
+) -> None:
+    assert mcp.call("undercroft_supersessions", {}).structured == {"supersessions": []}
+    old = _created(mcp.call("undercroft_save", {"content": "Parked on level 3.", "wing": "life", "room": "car"}))
+    new = _created(mcp.call("undercroft_save", {"content": "Parked on level 4.", "supersedes": old}))
+    reply = mcp.call("undercroft_supersessions", {})
+    assert not reply.is_error and reply.structured is not None
+    [link] = reply.structured["supersessions"]
+    assert (link["drawer_id"], link["superseded_id"], link["verdict"]) == (new, old, "verified")
+    assert link["at"] == supersessions(store)[0].at and set(link) == {"drawer_id", "superseded_id", "at", "verdict"}
+    assert "Parked" not in reply.text  # ids and verdicts, never the words
+    # The verdict is recomputed on each call: the replaced words edited, then the link row forged.
+    _ok(mcp.call("undercroft_update_drawer", {"drawer_id": old, "content": "Parked on level 5."}))
+    assert [s["verdict"] for s in mcp.call("undercroft_supersessions", {}).structured["supersessions"]] == [  # type: ignore[index]
+        "superseded_changed"
+    ]
+    with sqlite3.connect(_db(palace)) as raw:
+        meta = bytes(raw.execute("SELECT meta_json FROM supersessions").fetchone()[0])
+        raw.execute("UPDATE supersessions SET meta_json = ?", (meta.replace(b'"at"', b'"at" ', 1),))
+    forged = mcp.call("undercroft_supersessions", {})
+    assert [s["verdict"] for s in forged.structured["supersessions"]] == ["tampered"]  # type: ignore[index]
+
+
+def test_a_read_only_server_serves_the_supersession_links(store: VaultStore) -> None:
+    writer = McpDispatcher(ToolSession(store, HashEmbedder(), clock=lambda: FIXED))
+    old = _created(writer.call("undercroft_save", {"content": "Parked on level 3."}))
+    new = _created(writer.call("undercroft_save", {"content": "Parked on level 4.", "supersedes": old}))
+    reader = McpDispatcher(ToolSession(store, HashEmbedder(), read_only=True, clock=lambda: FIXED))
+    reply = reader.call("undercroft_supersessions", {})
+    assert not reply.is_error, reply.text
+    assert [(s["drawer_id"], s["superseded_id"]) for s in reply.structured["supersessions"]] == [(new, old)]  # type: ignore[index]
+    refused = reader.call("undercroft_supersessions", {"wing": "life"})
+    assert refused.is_error and "wing" in refused.text

@@ -171,6 +171,7 @@ CASES: list[tuple[str, str, Arguments, list[str]]] = [
     ("kg timeline", "undercroft_kg_timeline", lambda f: {"entity": "alice"}, ["read/kg-timeline"]),
     ("kg rel", "undercroft_kg_rel", lambda f: {"predicate": "works_at"}, ["read/kg-query"]),
     ("canonical", "undercroft_lookup_canonical", lambda f: {"key": "vat-rate"}, ["read/kg-canonical"]),
+    ("kg entities", "undercroft_kg_entities", lambda f: {}, ["read/kg-entities"]),
     ("follow two tunnels", "undercroft_follow_tunnels", lambda f: {"wing": "work"}, ["read/tunnel"]),
     # Metadata, verdicts and labels (never drawer words): nothing.
     ("no duplicate", "undercroft_check_duplicate", lambda f: {"content": "Nothing like it."}, NONE),
@@ -185,6 +186,7 @@ CASES: list[tuple[str, str, Arguments, list[str]]] = [
     ("tunnels", "undercroft_list_tunnels", lambda f: {}, NONE),
     ("traverse", "undercroft_traverse", lambda f: {"start_wing": "work"}, NONE),
     ("history", "undercroft_history", lambda f: {}, NONE),
+    ("supersessions", "undercroft_supersessions", lambda f: {}, NONE),  # ids and verdicts, never words
     ("history of a drawer", "undercroft_history", lambda f: {"drawer_id": f["car"]}, NONE),
     ("erasure receipt", "undercroft_check_erasure_receipt", lambda f: {"attestation": f["receipt"]}, NONE),
     ("index status", "undercroft_index_status", lambda f: {"backend": "chroma"}, NONE),  # counts, never content

@@ -88,7 +88,8 @@ await call("undercroft_check_duplicate", { content: words });
 await call("undercroft_dedup", {});
 for (const name of ["undercroft_status", "undercroft_list_wings", "undercroft_get_taxonomy", "undercroft_get_closet_index",
   "undercroft_list_agents", "undercroft_list_hallways", "undercroft_verify", "undercroft_history", "undercroft_list_tunnels",
-  "undercroft_kg_stats", "undercroft_kg_timeline", "undercroft_kg_receipts", "undercroft_list_rooms"]) {
+  "undercroft_kg_stats", "undercroft_kg_timeline", "undercroft_kg_receipts", "undercroft_list_rooms",
+  "undercroft_kg_entities", "undercroft_supersessions"]) {
   await call(name, {});
 }
 await call("undercroft_diary_write", { agent_name: "claude", entry: "Worked on the billing move." });

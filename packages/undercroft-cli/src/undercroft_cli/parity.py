@@ -131,14 +131,14 @@ PARITY: tuple[Capability, ...] = (
     Capability(
         "graph entities",
         ("kg entities",),
-        "gap: no entity-listing tool yet (kg_query answers about one entity)",
+        ("undercroft_kg_entities",),
         (("GET", f"{_V}/kg/entities"),),
     ),
     Capability("authority tier", ("kg authority",), _op("authority"), (("POST", f"{_V}/kg/authority"),)),
     Capability(
         "supersession links",
         ("supersessions",),
-        "gap: no supersession-listing tool yet (undercroft_save with supersedes writes one)",
+        ("undercroft_supersessions",),
         (("GET", f"{_V}/supersessions"),),
     ),
     Capability("vault create", ("vault create",), _LIFECYCLE, (("POST", "/v1/vaults"),)),

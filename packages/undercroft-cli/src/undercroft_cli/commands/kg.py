@@ -13,6 +13,7 @@ from undercroft_store.memory.kg.receipts import IntegrityVerdict, fact_receipts,
 
 from undercroft_cli._internal.composition import open_reader, open_store
 from undercroft_cli._internal.i18n import message
+from undercroft_cli.operations.entities import ENTITY_PAGE_MAX, entity_records
 
 __all__ = ["kg_group"]
 
@@ -175,19 +176,18 @@ def kg_stats(vault: str, as_json: bool) -> int:
 
 @kg_group.command("entities")
 @_VAULT
-@click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True)
+@click.option("--limit", type=click.IntRange(1, ENTITY_PAGE_MAX), default=100, show_default=True)
 @click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True)
 @_JSON
 def kg_entities(vault: str, limit: int, offset: int, as_json: bool) -> int:
     """Entities, paged."""
     with open_reader(vault) as store:
-        entities = KnowledgeGraph(store).entities(limit=limit, offset=offset)
+        page = entity_records(store, limit=limit, offset=offset)
     if as_json:
-        rows = [{"id": entity.id, "name": entity.name} for entity in entities]
-        click.echo(json.dumps({"entities": rows, "offset": offset}, ensure_ascii=False))
+        click.echo(json.dumps(page, ensure_ascii=False))
         return 0
-    for entity in entities:
-        click.echo(f"{entity.id}  {entity.name}")
+    for entity in page["entities"]:
+        click.echo(f"{entity['id']}  {entity['name']}")
     return 0
 
 

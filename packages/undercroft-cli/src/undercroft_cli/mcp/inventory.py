@@ -1,4 +1,4 @@
-"""The MCP tool inventory as code: 38 tools (12 writes), the READ list, the operator-only capabilities.
+"""The MCP tool inventory as code: 40 tools (12 writes), the READ list, the operator-only capabilities.
 
 The inventory is counted against the live server's ``tools/list`` in both directions by the tests: a tool
 advertised without an entry fails, and an entry the server does not advertise fails unless it is marked
@@ -101,6 +101,7 @@ TOOLS: tuple[ToolEntry, ...] = (
     ToolEntry("undercroft_history", _R, "Audit history"),
     ToolEntry("undercroft_check_erasure_receipt", _R, "Check an erasure receipt"),
     ToolEntry("undercroft_index_status", _R, "Remote index status"),
+    ToolEntry("undercroft_supersessions", _R, "Supersession links and their verdicts"),
     # Knowledge graph.
     ToolEntry("undercroft_kg_add", _W, "Add a fact"),
     ToolEntry("undercroft_kg_invalidate", _W, "End a fact", destructive=True, idempotent=True),
@@ -111,6 +112,7 @@ TOOLS: tuple[ToolEntry, ...] = (
     ToolEntry("undercroft_kg_rel", _R, "Facts by relation"),
     ToolEntry("undercroft_kg_receipts", _R, "Fact receipts against their sources"),
     ToolEntry("undercroft_lookup_canonical", _R, "The approved answer for a key"),
+    ToolEntry("undercroft_kg_entities", _R, "Knowledge-graph entities"),
 )
 
 READ: frozenset[str] = frozenset(t.name for t in TOOLS if t.access is Access.READ)

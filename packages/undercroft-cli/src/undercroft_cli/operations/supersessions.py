@@ -8,12 +8,23 @@ from the keyed receipt over the replaced words (``verified``, ``superseded_chang
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
-from undercroft_store.memory.supersession import supersessions
+from undercroft_store.memory.supersession import SUPERSESSION_VERDICTS, supersessions
 from undercroft_store.store import VaultStore
 
-__all__ = ["supersession_records"]
+__all__ = ["SUPERSESSION_SCHEMA", "supersession_records"]
+
+SUPERSESSION_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "drawer_id": {"type": "string", "description": "the drawer that replaced the other"},
+        "superseded_id": {"type": "string", "description": "the drawer it replaced"},
+        "at": {"type": "string", "description": "when (ISO instant)"},
+        "verdict": {"type": "string", "enum": list(SUPERSESSION_VERDICTS)},
+    },
+    "required": ["drawer_id", "superseded_id", "at", "verdict"],
+}
 
 
 def supersession_records(store: VaultStore) -> dict[str, Any]:

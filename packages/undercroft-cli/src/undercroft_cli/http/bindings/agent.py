@@ -23,7 +23,6 @@ from undercroft_cli.mcp.tools import registry
 from undercroft_cli.mcp.tools.base import boolean, integer, number, string
 from undercroft_cli.mcp.tools.drawers import DEFAULT_ROOM, DEFAULT_WING
 from undercroft_cli.operations import drawer_record
-from undercroft_cli.operations.supersessions import supersession_records
 
 __all__ = ["AGENT_BINDINGS"]
 
@@ -134,13 +133,6 @@ def _dedup() -> Binding:
     return Binding("dedup", properties, run)
 
 
-def _entities(call: Call) -> dict[str, Any]:
-    limit = call.args.integer("limit") or 100
-    offset = call.args.integer("offset") or 0
-    entities = KnowledgeGraph(call.live.store).entities(limit=limit, offset=offset)
-    return {"entities": [jsonable(e) for e in entities], "offset": offset}
-
-
 def _receipts() -> Binding:
     tool = tool_binding("undercroft_kg_receipts", source=Source.QUERY)
 
@@ -169,20 +161,11 @@ def _verify() -> Binding:
     return Binding("verify", {}, run, source=Source.NONE)
 
 
-def _supersessions(call: Call) -> dict[str, Any]:
-    return supersession_records(call.live.store)
-
-
 def _tunnel_drawers(call: Call) -> dict[str, Any]:
     limit = call.args.integer("limit") or 20
     drawers = follow_tunnel(call.live.store, call.args.required_text("tunnel_id"), limit=limit)
     return {"drawers": [drawer_record(d, full=False) for d in drawers]}
 
-
-_PAGE = {
-    "limit": integer("at most this many", minimum=1, maximum=1000, default=100),
-    "offset": integer("skip this many", minimum=0, maximum=10_000_000, default=0),
-}
 
 AGENT_BINDINGS: dict[tuple[str, str], Binding] = {
     ("GET", f"{_V}/stats"): _stats(),
@@ -207,14 +190,14 @@ AGENT_BINDINGS: dict[tuple[str, str], Binding] = {
     ),
     ("POST", f"{_V}/dedup"): _dedup(),
     ("GET", f"{_V}/kg/stats"): tool_binding("undercroft_kg_stats", source=Source.NONE),
-    ("GET", f"{_V}/kg/entities"): Binding("kg_entities", _PAGE, _entities, source=Source.QUERY),
+    ("GET", f"{_V}/kg/entities"): tool_binding("undercroft_kg_entities", source=Source.QUERY),
     ("GET", f"{_V}/kg/query"): tool_binding("undercroft_kg_query", source=Source.QUERY),
     ("GET", f"{_V}/kg/timeline"): tool_binding("undercroft_kg_timeline", source=Source.QUERY),
     ("GET", f"{_V}/kg/receipts"): _receipts(),
     ("GET", f"{_V}/kg/canonical/{{key}}"): tool_binding(
         "undercroft_lookup_canonical", source=Source.NONE, path={"key": "key"}
     ),
-    ("GET", f"{_V}/supersessions"): Binding("supersessions", {}, _supersessions, source=Source.NONE),
+    ("GET", f"{_V}/supersessions"): tool_binding("undercroft_supersessions", source=Source.NONE),
     ("GET", f"{_V}/kg/rel"): tool_binding("undercroft_kg_rel", source=Source.QUERY),
     ("POST", f"{_V}/tunnels"): tool_binding(
         "undercroft_create_tunnel",

@@ -1,4 +1,5 @@
-"""Knowledge-graph tools: add, invalidate, supersede, query, timeline, stats, rel, receipts, lookup_canonical.
+"""Knowledge-graph tools: add, invalidate, supersede, query, timeline, stats, rel, receipts, lookup_canonical,
+entities.
 
 Facts are temporal triples in the vault (sealed objects, tagged, chain-audited). Argument names follow
 MemPalace 3.11 (``subject``/``predicate``/``object``, ``ended``, ``old_object``/``new_object``/``at``,
@@ -19,8 +20,9 @@ from undercroft_store.memory.kg.receipts import ReceiptReport, fact_receipts, su
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.errors import InvalidArgument, ToolRefused
-from undercroft_cli.mcp.tools.base import ToolOutput, ToolSession, ToolSpec, boolean, string
+from undercroft_cli.mcp.tools.base import ToolOutput, ToolSession, ToolSpec, boolean, integer, string
 from undercroft_cli.operations import FACT_SCHEMA, fact_record
+from undercroft_cli.operations.entities import ENTITY_PAGE_MAX, ENTITY_SCHEMA, entity_records
 
 __all__ = ["GRAPH_TOOLS"]
 
@@ -142,6 +144,12 @@ def _lookup_canonical(session: ToolSession, args: Arguments) -> ToolOutput:
     return ToolOutput(json.dumps(record, indent=2, ensure_ascii=False), {"fact": record})
 
 
+def _kg_entities(session: ToolSession, args: Arguments) -> str:
+    limit, offset = args.integer("limit"), args.integer("offset")
+    page = entity_records(session.store, limit=100 if limit is None else limit, offset=offset or 0)
+    return json.dumps(page, indent=2, ensure_ascii=False)
+
+
 _AS_OF = string("YYYY, YYYY-MM, YYYY-MM-DD or an ISO instant: only facts true then")
 
 GRAPH_TOOLS: tuple[ToolSpec, ...] = (
@@ -245,5 +253,20 @@ GRAPH_TOOLS: tuple[ToolSpec, ...] = (
         _lookup_canonical,
         required=("key",),
         output={"fact": {"type": ["object", "null"], "description": "the canonical fact, or null when none"}},
+    ),
+    ToolSpec(
+        "undercroft_kg_entities",
+        "The graph's entities (the names facts use), in first-named order, paged: find the name to pass to "
+        "kg_query or kg_timeline.",
+        {
+            # The same bounds as GET /v1/vaults/{id}/kg/entities: a page of names is small at either end.
+            "limit": integer("page size", minimum=1, maximum=ENTITY_PAGE_MAX, default=100),
+            "offset": integer("entities to skip", minimum=0, maximum=10_000_000, default=0),
+        },
+        _kg_entities,
+        output={
+            "entities": {"type": "array", "items": ENTITY_SCHEMA},
+            "offset": {"type": "integer", "minimum": 0},
+        },
     ),
 )

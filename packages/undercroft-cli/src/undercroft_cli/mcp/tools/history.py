@@ -1,4 +1,5 @@
-"""``undercroft_history``: the agent-scoped view of the audit trail — labels, times and heights, never content.
+"""``undercroft_history`` and ``undercroft_supersessions``: the agent-scoped view of the audit trail — labels,
+times and heights, never content — and the supersession links with their verdicts (ids only).
 
 Only the agent's own namespaces are shown (drawers filed and deleted, tunnels, knowledge-graph facts and
 entities, supersessions); the operator namespaces — admission queue and rulings, trust, retention,
@@ -15,6 +16,7 @@ from undercroft_store.integrity.history import history
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.tools.base import ToolSession, ToolSpec, integer, string
+from undercroft_cli.operations.supersessions import SUPERSESSION_SCHEMA, supersession_records
 
 __all__ = ["AGENT_NAMESPACES", "HISTORY_TOOLS"]
 
@@ -38,6 +40,10 @@ def _history(session: ToolSession, args: Arguments) -> str:
     )
 
 
+def _supersessions(session: ToolSession, args: Arguments) -> str:
+    return json.dumps(supersession_records(session.store), indent=2)
+
+
 HISTORY_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "undercroft_history",
@@ -54,5 +60,14 @@ HISTORY_TOOLS: tuple[ToolSpec, ...] = (
             "total": {"type": "integer"},
             "next_offset": {"type": ["integer", "null"]},
         },
+    ),
+    ToolSpec(
+        "undercroft_supersessions",
+        "Every supersession link (drawer_id replaced superseded_id at at), oldest first, each with its verdict "
+        "recomputed now from the keyed receipt over the replaced words: verified, superseded_changed, "
+        "superseded_gone or tampered. Ids and verdicts only, never content.",
+        {},
+        _supersessions,
+        output={"supersessions": {"type": "array", "items": SUPERSESSION_SCHEMA}},
     ),
 )
