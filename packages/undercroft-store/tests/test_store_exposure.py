@@ -42,6 +42,7 @@ from undercroft_store.integrity.exposure import CLEAR_JSON, EXPOSURE, FILES, MET
 from undercroft_store.kernel import snapshot_table, tier_tables
 from undercroft_store.kernel.trust import set_trust
 from undercroft_store.memory.diaries import write_diary
+from undercroft_store.memory.kg.authority import declare_authority
 from undercroft_store.memory.kg.facts import AUTHORITY_CLASSES, CLOSED, REVIEW_STATES
 from undercroft_store.memory.kg.graph import KnowledgeGraph
 from undercroft_store.memory.supersession import supersede_drawer
@@ -71,6 +72,8 @@ WRITTEN: dict[str, str] = {
     "queued wing": "inboundwing",
     "fact window": "2001-02-03",
     "fact window end": "2004-05-06",
+    "extractor": "extractor-gannetwing-7",
+    "canonical key": "canonkey-heronsgate",
 }
 CONTENT_WORDS = ("lighthouse", "fog horn", "quay ledger", "evil.example", "harbour ledgers")
 
@@ -86,7 +89,7 @@ _VOCABULARIES: dict[tuple[str, str], frozenset[object]] = {
     ("kg_facts", "authority_class"): frozenset(AUTHORITY_CLASSES),
     ("kg_facts", "review_state"): frozenset(REVIEW_STATES),
     ("kg_facts", "valid_to"): frozenset({CLOSED}),
-    ("meta", "kg_windows"): frozenset({b"sealed-v1"}),
+    ("meta", "kg_windows"): frozenset({b"sealed-v2"}),
     ("meta", "level"): frozenset({b"sealed"}),
     ("meta", "metadata"): frozenset({b"sealed-v1"}),
     ("meta", "drawer_id_recipe"): frozenset(r.encode("ascii") for r in VAULT_ID_RECIPES),
@@ -141,14 +144,20 @@ def _write_everywhere(home: Path) -> None:
             imported = [_sourced(ids, i, w["wing"], w["room"], w["import file"]) for i in range(2)]
             store.write([DrawerWrite(d) for d in mined + imported], screening=Screen())
             supersede_drawer(store, saved[0].id, "The keeper now logs the fog horn at dawn.", added_by=w["added by"])
-            KnowledgeGraph(store).add(
+            fact = KnowledgeGraph(store).add(
                 "lighthouse keeper",
                 "maintains",
                 "fog horn",
                 valid_from=w["fact window"],
                 valid_to=w["fact window end"],
                 source_drawer=mined[0].id,
+                source_span=(4, 31),
+                extractor=w["extractor"],
+                grounding="stated",
+                confidence=0.625,
             )
+            active = KnowledgeGraph(store).add("harbour clerk", "balances", "quay ledger", extractor=w["extractor"])
+            declare_authority(store, active.id, review_state="approved", canonical_key=w["canonical key"])
             gone = create_tunnel(store, w["wing"], w["tunnel wing"], "the ledger route")
             create_tunnel(store, w["mined wing"], w["tunnel wing"], "a second route", to_room=w["tunnel room"])
             delete_tunnel(store, gone.id)
@@ -169,6 +178,11 @@ def _write_everywhere(home: Path) -> None:
             # Every feature still reads names back (the premise that the data is really there).
             assert store.verify().ok
             assert store.stats().wings[w["mined wing"]] == 3
+            graph = KnowledgeGraph(store)
+            opened = graph.get(fact.id)
+            assert (opened.extractor, opened.source_span, opened.grounding) == (w["extractor"], (4, 31), "stated")
+            assert opened.confidence == 0.625
+            assert graph.get(active.id).canonical_key == w["canonical key"]
 
 
 @pytest.fixture(scope="module")

@@ -44,11 +44,11 @@ def test_each_of_the_four_verdicts(palace: Palace, home: Path) -> None:
         store.write([DrawerWrite(edited)], screening=Screen())
         store.delete(ids[2])
     with sqlite3.connect(home / "vaults" / "default" / "vault.db") as raw:
-        raw.execute(
-            "UPDATE kg_facts SET meta_json = CAST(replace(CAST(meta_json AS TEXT), '\"unevaluated\"', "
-            "'\"stated\"') AS BLOB) WHERE id = ?",
-            (facts[3].id,),
-        )
+        # The grounding is sealed inside the terms on a sealed vault: the forger flips a byte of that blob
+        # (to upgrade "unevaluated"), and the row is tampered, never read as a stated receipt.
+        [terms] = raw.execute("SELECT terms FROM kg_facts WHERE id = ?", (facts[3].id,)).fetchone()
+        flipped = bytes(terms[:-1]) + bytes([terms[-1] ^ 0x01])
+        raw.execute("UPDATE kg_facts SET terms = ? WHERE id = ?", (flipped, facts[3].id))
     with _open(palace) as store:
         report = _report(store)
         verdicts = {r.fact_id: r.verdict for r in report.receipts}

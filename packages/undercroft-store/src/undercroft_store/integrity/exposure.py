@@ -116,14 +116,14 @@ EXPOSURE: Final[tuple[Exposed, ...]] = (
         ("source_drawer", "id", "which drawer a fact was extracted from"),
         ("authority_class", "vocabulary", "the fact's authority tier"),
         ("review_state", "vocabulary", "the fact's review state"),
-        ("canonical", "clear", "the operator's canonical key, an identifier by rule (never content words)"),
+        ("canonical", "blind", "which facts share a canonical key (NULL: none)"),
         (
             "meta_json",
             "clear",
-            "the fact's blind terms, validity, confidence, extractor name, grounding verdict, source span offsets "
-            "and keyed provenance fingerprint (the graph's own fields; no drawer label)",
+            "the fact's blind terms, sealed window, closed flag, tiers, links and keyed provenance fingerprint "
+            "(field by field below; no drawer label, no extractor, confidence, grounding or span)",
         ),
-        ("terms", "sealed", "size only"),
+        ("terms", "sealed", "size only (subject, predicate, canonical key, extractor, confidence, grounding, span)"),
         ("value", "sealed", "size only"),
         _TAG,
     ),
@@ -211,7 +211,7 @@ META_KEYS: Final[dict[str, tuple[str, str]]] = {
     "metadata": ("vocabulary", "that the metadata is at rest sealed (sealed-v1)"),
     "embedder": ("clear", "the embedder identity (model name and dimension)"),
     "label_names": ("sealed", "size only: the registry of blind values → names"),
-    "kg_windows": ("vocabulary", "that the facts' validity windows are sealed (sealed-v1)"),
+    "kg_windows": ("vocabulary", "that the facts' windows and details are sealed (sealed-v2)"),
     "drawer_id_recipe": ("vocabulary", "how drawer ids are derived: hmac-v1 (keyed) or sha256-v1 (public)"),
 }
 
@@ -227,18 +227,14 @@ CLEAR_JSON: Final[dict[str, dict[str, str]]] = {
     },
     "kg_facts": {
         "authority_class": "the authority tier (as its column)",
-        "canonical": "the operator's canonical key (as its column)",
-        "confidence": "the extractor's confidence, a number",
+        "canonical": "the canonical key's blind value (as its column)",
         "created_at": _CHAIN_TIME,
-        "extractor": "the extractor's name (an engine identifier)",
-        "grounding": "the grounding verdict (an engine vocabulary word)",
         "o": "the object's blind value (as the object column)",
         "p": "the predicate's blind value (as the predicate column)",
         "review_state": "the review state (as its column)",
         "s": "the subject's blind value (as the subject column)",
         "source_drawer": "the source drawer's id (as its column)",
         "source_fp": "a keyed provenance fingerprint (equality only)",
-        "span": "the offsets of the words that state the fact in its source drawer",
         "superseded_by": "the id of the fact that replaced this one (NULL: none)",
         "supersedes": "the id of the fact this one replaced (NULL: none)",
         "closed": "whether the window is closed (as the valid_to column)",

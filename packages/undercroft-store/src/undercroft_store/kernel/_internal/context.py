@@ -69,7 +69,7 @@ class VaultContext:
     # The blind-index secret (sealed vaults: opened once, wiped at close) and the label memos
     # (`meta_at_rest`): name -> blind value, and the reverse for the names this handle has seen.
     metadata_sealed: bool = False  # meta.metadata = sealed-v1: blind labels + sealed meta (`meta_at_rest`)
-    kg_windows_sealed: bool = False  # meta.kg_windows = sealed-v1: facts' validity windows sealed (`kg.facts`)
+    kg_windows_sealed: bool = False  # meta.kg_windows = sealed-v2: facts' windows and details sealed (`kg.facts`)
     # fact id -> (the row's tag, its opened window): a sealed window opened once per tag (`kg._internal.rows`).
     kg_window_cache: dict[str, tuple[bytes, tuple[str | None, str | None]]] = field(default_factory=dict)
     blind: BlindIndex | None = None

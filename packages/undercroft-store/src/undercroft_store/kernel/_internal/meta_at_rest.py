@@ -58,10 +58,11 @@ METADATA_KEY: Final = "metadata"
 METADATA_SEALED: Final = b"sealed-v1"
 #: The ``meta`` key of the sealed label registry (`register_names`).
 NAMES_KEY: Final = "label_names"
-#: The ``meta`` key that says a sealed vault's knowledge-graph windows are sealed (`memory.kg.facts`; absent:
-#: clear, until `memory.kg.window_migration` runs on a writable open).
+#: The ``meta`` key that says a sealed vault's knowledge-graph facts are sealed beyond their words
+#: (`memory.kg.facts`): ``sealed-v2``, the windows and the details sealed. ``sealed-v1`` (windows only) and an
+#: absent key (clear) are older shapes, brought to ``sealed-v2`` by `memory.kg.window_migration` on a writable open.
 KG_WINDOWS_KEY: Final = "kg_windows"
-KG_WINDOWS_SEALED: Final = b"sealed-v1"
+KG_WINDOWS_SEALED: Final = b"sealed-v2"
 #: The drawer columns that hold a label (clear on hmac-only, blind on sealed), in column order.
 LABEL_FIELDS: Final = ("wing", "room", "kind", "supersedes")
 # Memo entries one handle keeps (distinct labels: wings, rooms, kinds; supersedes links are not memoised).

@@ -7,13 +7,21 @@ key are sealed under ``kgterms/{id}`` and the object under ``kg/{id}`` in a seal
 source fingerprint, authority tier, supersession links — and the tag is
 ``HMAC(mac, "kg/<id>" ␟ meta_json ␟ lp(terms) ‖ value)``, so a flipped column or a swapped blob fails.
 
-Sealed windows (a sealed vault whose ``meta.kg_windows`` is ``sealed-v1``: every sealed vault created since
-issue 29, and every older one once `memory.kg.window_migration` ran): the validity window is sealed under
-its own domain ``kgwindow/{id}`` — as `WINDOW_BYTES` fixed binary bytes (a presence byte and two signed
-microsecond counts; below the sealer's compression floor, so an open window, a start only and a full window
-seal to the same size) — and carried base64 in ``meta_json["window"]`` (so the tag covers it). The clear columns
-then hold only what SQL needs: ``valid_from`` is NULL and ``valid_to`` is NULL (open) or `CLOSED` (closed),
-mirrored by ``meta_json["closed"]``; an as-of filter runs on the opened windows, not in SQL.
+Sealed facts (a sealed vault whose ``meta.kg_windows`` is ``sealed-v2``: every sealed vault
+created since, and every older one once `memory.kg.window_migration` ran):
+
+* the validity window is sealed under its own domain ``kgwindow/{id}`` — as `WINDOW_BYTES` fixed binary bytes (a
+  presence byte and two signed microsecond counts; below the sealer's compression floor, so an open window, a
+  start only and a full window seal to the same size) — and carried base64 in ``meta_json["window"]`` (so the tag
+  covers it). The clear columns then hold only what SQL needs: ``valid_from`` is NULL and ``valid_to`` is NULL
+  (open) or `CLOSED` (closed), mirrored by ``meta_json["closed"]``; an as-of filter runs on the opened windows;
+* the details read only after a fact is opened — `DETAIL_FIELDS`: the extractor's name and confidence, the
+  grounding verdict and the source span's offsets — ride inside the sealed ``terms`` blob (``kgterms/{id}``) beside
+  the subject and predicate, and are absent from ``meta_json``: opening them costs no AEAD open of its own.
+
+``sealed-v1`` rows (windows sealed, details still in the clear meta) and clear rows (an hmac-only vault, or a
+sealed one the migration has not reached) decode as they were written: the meta's own keys say which shape a row
+has (`fully_sealed`).
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from undercroft_store.memory.kg.errors import InvalidFact
 __all__ = [
     "AUTHORITY_CLASSES",
     "CLOSED",
+    "DETAIL_FIELDS",
     "GROUNDINGS",
     "MAX_TERM_CHARS",
     "REVIEW_STATES",
@@ -42,6 +51,7 @@ __all__ = [
     "FactRow",
     "encode_fact",
     "entity_key",
+    "fully_sealed",
     "normalise_instant",
     "pack_window",
     "predicate_key",
@@ -66,6 +76,8 @@ CLOSED: Final = "closed"
 #: compressed, so every window seals to the same size.
 WINDOW_BYTES: Final = 17
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+#: The meta fields a fully sealed fact carries inside its sealed ``terms`` instead (never in the clear meta).
+DETAIL_FIELDS: Final = ("confidence", "extractor", "grounding", "span")
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,29 +228,42 @@ def canonical_blind(blind: BlindIndex, key: str) -> str:
     return blind.blind("canonical", key)
 
 
+def _details(fact: Fact) -> dict[str, Any]:
+    """The `DETAIL_FIELDS` of `fact`, as stored (clear in the meta, or sealed in the terms)."""
+    return {
+        "confidence": fact.confidence,
+        "extractor": fact.extractor,
+        "grounding": fact.grounding,
+        "span": list(fact.source_span) if fact.source_span else None,
+    }
+
+
 def _meta(fact: Fact, s: str, p: str, o: str, canonical: str | None, window: str | None) -> bytes:
     document: dict[str, Any] = {
         "authority_class": fact.authority_class,
         "canonical": canonical,
-        "confidence": fact.confidence,
         "created_at": fact.created_at,
-        "extractor": fact.extractor,
-        "grounding": fact.grounding,
         "o": o,
         "p": p,
         "review_state": fact.review_state,
         "s": s,
         "source_drawer": fact.source_drawer,
         "source_fp": fact.source_fingerprint,
-        "span": list(fact.source_span) if fact.source_span else None,
         "superseded_by": fact.superseded_by,
         "supersedes": fact.supersedes,
     }
-    if window is None:
-        document |= {"valid_from": fact.valid_from, "valid_to": fact.valid_to}
-    else:
+    if window is None:  # the clear shape: the window and the details in the (tagged) meta
+        document |= {"valid_from": fact.valid_from, "valid_to": fact.valid_to, **_details(fact)}
+    else:  # the sealed shape: the window sealed here, the details sealed in the terms
         document |= {"closed": fact.valid_to is not None, "window": window}
     return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def fully_sealed(meta: bytes) -> bool:
+    """True when a fact row's meta has the ``sealed-v2`` shape: a sealed window and no detail field in the clear
+    (what the window migration leaves; it rewrites every other row)."""
+    document = json.loads(meta)
+    return "window" in document and not any(name in document for name in DETAIL_FIELDS)
 
 
 def at_rest_payload(terms: bytes, value: bytes) -> bytes:
@@ -299,8 +324,11 @@ def encode_fact(context: VaultContext, blind: BlindIndex, fact: Fact) -> FactRow
     canonical = canonical_blind(blind, fact.canonical_key) if fact.canonical_key is not None else None
     sealed_window = context.sealed and context.kg_windows_sealed
     meta = _meta(fact, s, p, o, canonical, _seal_window(context, fact) if sealed_window else None)
+    words: dict[str, Any] = {"canonical_key": fact.canonical_key, "predicate": fact.predicate, "subject": fact.subject}
+    if sealed_window:
+        words |= _details(fact)
     terms_plain = json.dumps(
-        {"canonical_key": fact.canonical_key, "predicate": fact.predicate, "subject": fact.subject},
+        words,
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,
@@ -337,7 +365,10 @@ def decode_fact(context: VaultContext, fact_id: str, meta: bytes, terms: bytes, 
         value = context.sealer.open(Domain.kg_object(fact_id), value)
     words = json.loads(terms)
     document = json.loads(meta)
-    span = document["span"]
+    # Where the details live: the clear meta (clear and sealed-v1 rows), else the sealed terms (sealed-v2). Never
+    # both: a sealed-v2 row's meta has no detail key, so a forged one cannot be added without breaking the tag.
+    details = document if "grounding" in document else words
+    span = details["span"]
     if "window" in document:
         valid_from, valid_to = _open_window(context, fact_id, document)
     else:  # a clear window: an hmac-only vault, or a row the window migration has not reached yet
@@ -350,12 +381,12 @@ def decode_fact(context: VaultContext, fact_id: str, meta: bytes, terms: bytes, 
         valid_from=valid_from,
         valid_to=valid_to,
         created_at=document["created_at"],
-        confidence=float(document["confidence"]),
+        confidence=float(details["confidence"]),
         source_drawer=document["source_drawer"],
         source_span=(int(span[0]), int(span[1])) if span else None,
         source_fingerprint=document["source_fp"],
-        extractor=document["extractor"],
-        grounding=document["grounding"],
+        extractor=details["extractor"],
+        grounding=details["grounding"],
         authority_class=document["authority_class"],
         review_state=document["review_state"],
         canonical_key=words["canonical_key"],

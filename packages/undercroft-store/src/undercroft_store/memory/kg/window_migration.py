@@ -1,7 +1,10 @@
-"""The window migration: a sealed vault written before sealed KG windows gets each fact's window sealed.
+"""The window migration: a sealed vault written before fully sealed KG facts gets each fact's window and details
+sealed (`memory.kg.facts`: the ``sealed-v2`` shape).
 
-A writable open of a sealed vault whose ``meta.kg_windows`` is not ``sealed-v1`` runs it (after the metadata
-migration); a read-only open changes nothing and says so (``unhealed``). It is:
+A writable open of a sealed vault whose ``meta.kg_windows`` is not ``sealed-v2`` runs it (after the metadata
+migration): a vault from before sealed windows (clear windows and details) and one from before sealed details
+(``sealed-v1``: windows sealed, extractor, confidence, grounding and span offsets still in the clear meta) alike.
+A read-only open changes nothing and says so (``unhealed``). It is:
 
 * **verified** — every fact is read through the verified door (tag, clear mirrors, sealed terms and object)
   before it is rewritten; a fact that fails refuses the migration at that batch (nothing of the batch is
@@ -9,16 +12,15 @@ migration); a read-only open changes nothing and says so (``unhealed``). It is:
 * **batched and resumable** — `MIGRATION_BATCH` facts per transaction, each commit carrying its rows, one
   ``kg/<id>`` audit record per fact with its new tag (so the version leg still finds each row to be its id's
   newest record) and the chain head; a crash between batches leaves facts of both shapes — both read
-  correctly — and the next writable open carries on from the first fact still clear (a migrated fact is
-  never rewritten twice);
-* **closed by a marker** — only when no clear window remains are ``meta.kg_windows = sealed-v1`` and one
-  ``kg-window-migration/sealed-v1`` record (keyed over the count) committed together; then the database is
-  ``VACUUM``-ed and its WAL truncated so the clear windows' old pages leave the file.
+  correctly — and the next writable open carries on from the first fact not yet fully sealed (a migrated fact
+  is never rewritten twice);
+* **closed by a marker** — only when no fact short of ``sealed-v2`` remains are ``meta.kg_windows = sealed-v2``
+  and one ``kg-window-migration/sealed-v2`` record (keyed over the count) committed together; then the database
+  is ``VACUUM``-ed and its WAL truncated so the clear windows' and details' old pages leave the file.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Final
 
 from undercroft_core.drawer import canonical_json
@@ -30,20 +32,20 @@ from undercroft_store.kernel._internal.meta_at_rest import KG_WINDOWS_KEY, KG_WI
 from undercroft_store.kernel._internal.transaction import open_blind
 from undercroft_store.memory.kg._internal.rows import FACT_SELECT, verified_fact
 from undercroft_store.memory.kg.errors import FactTampered
-from undercroft_store.memory.kg.facts import encode_fact
+from undercroft_store.memory.kg.facts import encode_fact, fully_sealed
 
 __all__ = ["MIGRATION_BATCH", "MIGRATION_LABEL", "migrate_kg_windows"]
 
 #: Facts rewritten per transaction.
 MIGRATION_BATCH: Final = 500
 #: The audit label of the migration's closing record.
-MIGRATION_LABEL: Final = "kg-window-migration/sealed-v1"
+MIGRATION_LABEL: Final = "kg-window-migration/sealed-v2"
 # The verified door's columns with the row's seq in front (the batch cursor).
 _SEQ_SELECT: Final = "SELECT seq, " + FACT_SELECT.removeprefix("SELECT ")
 
 
 def _clear_batch(context: VaultContext, after: int) -> list[tuple[int, tuple[object, ...]]]:
-    """Up to `MIGRATION_BATCH` facts after ``seq`` ``after`` whose window is still clear, with their seq."""
+    """Up to `MIGRATION_BATCH` facts after ``seq`` ``after`` not yet fully sealed, with their seq."""
     found: list[tuple[int, tuple[object, ...]]] = []
     cursor = after
     while len(found) < MIGRATION_BATCH:
@@ -54,7 +56,7 @@ def _clear_batch(context: VaultContext, after: int) -> list[tuple[int, tuple[obj
         if not rows:
             break
         cursor = int(rows[-1][0])
-        found += [(int(r[0]), tuple(r[1:])) for r in rows if "window" not in json.loads(bytes(r[2]))]
+        found += [(int(r[0]), tuple(r[1:])) for r in rows if not fully_sealed(bytes(r[2]))]
     return found[:MIGRATION_BATCH]
 
 
@@ -64,8 +66,8 @@ def migrate_kg_windows(context: VaultContext) -> None:
         return
     if context.read_only:
         context.unhealed.append(
-            "knowledge-graph window migration pending: this sealed vault stores its facts' validity windows in "
-            "the clear (read-only open: nothing migrated; a writable open migrates it)"
+            "knowledge-graph window migration pending: this sealed vault stores its facts' validity windows or "
+            "details in the clear (read-only open: nothing migrated; a writable open migrates it)"
         )
         return
     connection = context.connection
@@ -99,7 +101,7 @@ def migrate_kg_windows(context: VaultContext) -> None:
                 after = batch[-1][0]
                 migrated += len(batch)
             else:
-                summary = canonical_json({"facts": migrated, "shape": "sealed-v1"})
+                summary = canonical_json({"facts": migrated, "shape": "sealed-v2"})
                 records.append(AuditRow(MIGRATION_LABEL, compute_tag(context.keys, MIGRATION_LABEL, summary, b""), at))
                 connection.execute(
                     "INSERT INTO meta (key, value) VALUES (?, ?) "
@@ -126,5 +128,5 @@ def migrate_kg_windows(context: VaultContext) -> None:
     connection.execute("VACUUM")  # the clear windows' old pages leave the file
     connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     context.healed.append(
-        f"sealed the validity windows of {migrated} knowledge-graph fact(s); the database was vacuumed"
+        f"sealed the validity windows and details of {migrated} knowledge-graph fact(s); the database was vacuumed"
     )
