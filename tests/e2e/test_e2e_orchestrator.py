@@ -118,21 +118,25 @@ def test_migration_is_a_judged_copy_and_the_other_tenant_keeps_writing(fleet: Fl
     assert written, "tenant two wrote nothing during the migration"
     after = _export(fleet, "b", "one")
     assert set(ids) <= set(before) and len(after) == len(before)
-    # A sealed vault derives drawer ids under its own key (hmac-v1): the destination re-derives every id, so
-    # the copy is compared by content. Restore is a copy, not a re-embed: the vectors are equal byte for byte.
-    by_content = {line["drawer"]["content"]: line for key, line in after.items() if key}
+    # The copy adopted the source's id key before any write, so every drawer id the tenant holds is the same on
+    # the destination (a sealed vault derives ids under that key: hmac-v1). Restore is a copy, not a re-embed:
+    # the vectors are equal byte for byte.
+    assert judgement["imported"]["id_key_adopted"] is True
+    assert set(after) == set(before)
     for drawer in ids:
-        copied = by_content[before[drawer]["drawer"]["content"]]
+        copied = after[drawer]
         assert copied["embedding"] == before[drawer]["embedding"]
+        assert copied["drawer"]["content"] == before[drawer]["drawer"]["content"]
         assert (copied["drawer"]["wing"], copied["drawer"]["room"]) == (
             before[drawer]["drawer"]["wing"],
             before[drawer]["drawer"]["room"],
         )
-        assert copied["drawer"]["id"] != drawer  # re-derived under the destination's key, never carried
     assert fleet.engines["a"].v1("GET", "/v1/vaults/one/stats", "one").status_code == 404  # the source is gone
     with fleet.tenant(base, one["token"]) as t1:
         assert t1.get("/stats").json()["drawers"] == 25
         assert t1.post("/drawers", json={"text": "written after the move"}).status_code == 200
+        kept = t1.get(f"/drawers/{ids[0]}")  # an id the tenant kept from before the move still resolves
+        assert kept.status_code == 200 and "ledger entry 0 for tenant one" in kept.text, kept.text
     assert fleet.engines["b"].v1("GET", "/v1/vaults/one/stats", "one").json()["drawers"] == 26
     assert fleet.engines["a"].v1("GET", "/v1/vaults/two/stats", "two").json()["drawers"] == len(written)
     tenants = {t["id"]: t for t in fleet.json("tenant-list")["tenants"]}

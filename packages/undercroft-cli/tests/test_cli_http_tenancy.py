@@ -157,3 +157,33 @@ def test_read_only_posture_refuses_every_unclassified_non_get_before_dispatch(fr
                 assert refused.status_code == 403, (method, path)
         assert client.post("/v1/vaults/default/verify").status_code == 200
         assert client.post("/v1/vaults/default/search", json={"query": "x"}).status_code == 200
+
+
+def test_export_with_the_id_key_and_an_adopting_import_keep_every_drawer_id(client: TestClient) -> None:
+    """/v1 export ``?with_id_key=true`` and import ``?adopt_id_key=true`` (what the orchestrator's migration
+    sends): the copy's ids are the source's; an adoption into a vault that holds a drawer is a 400 naming why,
+    and that vault keeps its chain; a bad flag value is refused by name."""
+    saved = [
+        client.post("/v1/vaults/default/drawers", json={"text": f"harbour note {n}", "wing": "port"}).json()["id"]
+        for n in range(3)
+    ]
+    plain = client.get("/v1/vaults/default/export")
+    carried = client.get("/v1/vaults/default/export", params={"with_id_key": "true"})
+    assert plain.status_code == carried.status_code == 200
+    assert b'"type": "id_key"' not in plain.content and b'"type": "id_key"' in carried.content
+    assert client.post("/v1/vaults", json={"id": "copy"}).status_code == 201
+    imported = client.post("/v1/vaults/copy/import", params={"adopt_id_key": "true"}, content=carried.content)
+    assert imported.status_code == 200, imported.text
+    assert imported.json()["id_key_adopted"] is True
+    for drawer_id in saved:
+        assert client.get(f"/v1/vaults/copy/drawers/{drawer_id}").status_code == 200
+    assert client.post("/v1/vaults/copy/verify").json()["ok"] is True
+
+    assert client.post("/v1/vaults", json={"id": "busy"}).status_code == 201
+    assert client.post("/v1/vaults/busy/drawers", json={"text": "already here"}).status_code == 200
+    chain = _chain(client, "busy")
+    refused = client.post("/v1/vaults/busy/import", params={"adopt_id_key": "true"}, content=carried.content)
+    assert refused.status_code == 400 and "cannot adopt an id key: it already holds drawers (1)" in refused.text
+    assert _chain(client, "busy") == chain
+    bad = client.get("/v1/vaults/default/export", params={"with_id_key": "maybe"})
+    assert bad.status_code == 400 and "with_id_key" in bad.text

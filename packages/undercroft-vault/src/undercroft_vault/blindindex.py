@@ -84,6 +84,11 @@ class BlindIndex:
         every blind value and fingerprint."""
         return hmac.digest(self._secret.buffer(), _DRAWER_ID_KEY_TAG, "sha256")
 
+    def export_secret(self) -> bytes:
+        """The raw secret, to carry it to a copy of its vault (``undercroft_store.kernel.id_key``): whoever holds
+        it computes this vault's blind values and keyed ids, so it travels only inside an export."""
+        return self._secret.reveal()
+
     def wipe(self) -> None:
         """Zero the secret buffer."""
         self._secret.wipe()

@@ -8,6 +8,9 @@ older exports, the same keys at the top level, is still read); then
 plaintext form, `undercroft_store.kernel.token_table.pack_matrix` — encoder name, content digest, shape,
 int8 codes — decrypted like the embedding and covered like every line by the export's manifest digest),
 ``{"type": "kg_entity", ...}``, ``{"type": "kg_fact", "fact": {...}}``, ``{"type": "tunnel", "tunnel": {...}}``.
+An export made to keep its drawer ids in a copy (``export --with-id-key``) also carries, right after the
+manifest, ``{"type": "id_key", "key": "<base64>"}`` — the vault's blind-index secret
+(`undercroft_store.kernel.id_key`) — and counts it (``counts.id_key`` = 1): at most one, and only where declared.
 A sealed export wraps the same bytes with its manifest document: ``MAGIC ‖ u32(len(document)) ‖ document ‖
 jsonl``, the whole sealed to the recipient, so the attestation travels inside the envelope.
 """
@@ -30,6 +33,7 @@ from undercroft_cli.errors import Error
 
 __all__ = [
     "EXPORT_FORMAT",
+    "ID_KEY_TYPE",
     "MANIFEST_KEY",
     "SEALED_MAGIC",
     "ExportFile",
@@ -50,7 +54,9 @@ EXPORT_FORMAT = "undercroft.export.v1"
 MANIFEST_KEY = "undercroft_manifest"
 #: The first bytes of a sealed export's plaintext (inside the bundle).
 SEALED_MAGIC = b"UNDERCROFT-EXPORT-SEALED-1\n"
-_RECORD_TYPES = ("drawer", "kg_entity", "kg_fact", "tunnel")
+_RECORD_TYPES = ("drawer", "kg_entity", "kg_fact", "tunnel", "id_key")
+#: The record type that carries a vault's id key.
+ID_KEY_TYPE = "id_key"
 _SKIPPED_FIELDS = ("entities",)  # in memory only: never stored, so never exported
 
 
@@ -67,6 +73,8 @@ class ExportFile:
     facts: list[dict[str, Any]]
     entities: list[dict[str, Any]]
     tunnels: list[dict[str, Any]]
+    #: The source vault's id key (base64), when the export carries one.
+    id_key: str | None = None
 
 
 def drawer_record(
@@ -165,17 +173,35 @@ def parse_export(data: bytes, name: str) -> ExportFile:
     parsed = ExportFile(manifest, [], [], [], [])
     buckets = {"drawer": parsed.drawers, "kg_fact": parsed.facts, "kg_entity": parsed.entities}
     buckets["tunnel"] = parsed.tunnels
+    keys: list[tuple[int, object]] = []
     for number, record in lines:
         kind = record.get("type")
         if kind not in _RECORD_TYPES:
             raise InvalidExport(f"{name}: line {number}: unknown record type {kind!r}")
+        if kind == ID_KEY_TYPE:
+            keys.append((number, record.get("key")))
+            continue
         buckets[str(kind)].append({**record, "_line": number})
+    parsed = _with_id_key(parsed, keys, name)
     declared = manifest.get("counts", {}).get("drawers")
     if declared is not None and declared != len(parsed.drawers):
         raise InvalidExport(
             f"{name}: the manifest counts {declared} drawer(s) but the file holds {len(parsed.drawers)}"
         )
     return parsed
+
+
+def _with_id_key(parsed: ExportFile, keys: list[tuple[int, object]], name: str) -> ExportFile:
+    """The id key line checked against the manifest's count: exactly as many as declared (0 or 1), a string."""
+    declared = parsed.manifest.get("counts", {}).get(ID_KEY_TYPE, 0)
+    if declared not in (0, 1) or len(keys) != declared:
+        raise InvalidExport(f"{name}: the manifest counts {declared!r} id key(s) but the file holds {len(keys)}")
+    if not keys:
+        return parsed
+    number, key = keys[0]
+    if not isinstance(key, str) or not key:
+        raise InvalidExport(f"{name}: line {number}: an id_key record needs a base64 string 'key'")
+    return ExportFile(parsed.manifest, parsed.drawers, parsed.facts, parsed.entities, parsed.tunnels, key)
 
 
 def frame_sealed(document: bytes, jsonl: bytes) -> bytes:

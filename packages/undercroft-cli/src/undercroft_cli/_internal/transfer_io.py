@@ -14,6 +14,7 @@ from undercroft_core.ids import ID_RECIPE_APPEND, ID_RECIPE_SOURCE
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import Bypass, BypassReason, DrawerWrite, Screen, VaultStore
 from undercroft_store.governance.read_audit import InternalRead, silent
+from undercroft_store.kernel.id_key import adopt_id_key, export_id_key
 from undercroft_store.kernel.token_table import content_digest, supplied_current, unpack_matrix
 from undercroft_store.memory.kg.graph import FactInput, KnowledgeGraph
 from undercroft_store.memory.tunnels import create_tunnel, list_tunnels
@@ -24,6 +25,7 @@ from undercroft_cli._internal.mempalace_export import is_mempalace_export, read_
 from undercroft_cli._internal.progress import progress
 from undercroft_cli._internal.transfer_format import (
     EXPORT_FORMAT,
+    ID_KEY_TYPE,
     ExportFile,
     InvalidExport,
     drawer_from_record,
@@ -45,8 +47,11 @@ def _line(value: object) -> bytes:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False).encode("utf-8") + b"\n"
 
 
-def collect_export(store: VaultStore) -> tuple[bytes, dict[str, int]]:
-    """The whole vault as export JSONL (manifest line first) and its counts; drawers in write order."""
+def collect_export(store: VaultStore, *, with_id_key: bool = False) -> tuple[bytes, dict[str, int]]:
+    """The whole vault as export JSONL (manifest line first) and its counts; drawers in write order.
+
+    ``with_id_key`` adds the vault's id key right after the manifest (counted as ``id_key``), so an import
+    that adopts it into a new vault keeps every drawer id (`undercroft_store.kernel.id_key`)."""
     matrix = store.iter_embeddings()
     where = {drawer_id: i for i, drawer_id in enumerate(matrix.ids)}
     seqs = [int(s) for s in store.scope_seqs(include_quarantine=True)]
@@ -77,6 +82,9 @@ def collect_export(store: VaultStore) -> tuple[bytes, dict[str, int]]:
     counts = {"drawers": len(body), "kg_entities": len(entities), "kg_facts": len(facts), "tunnels": len(tunnels)}
     if matrices:  # bound by the egress record and the bundle manifest with the rest of the counts
         counts["token_matrices"] = matrices
+    carried = [{"type": ID_KEY_TYPE, "key": export_id_key(store)}] if with_id_key else []
+    if carried:
+        counts[ID_KEY_TYPE] = 1
     manifest = {
         "format": EXPORT_FORMAT,
         "vault": store.name,
@@ -86,7 +94,8 @@ def collect_export(store: VaultStore) -> tuple[bytes, dict[str, int]]:
         "counts": counts,
     }
     rest = b"".join(_line(item) for item in [*entities, *facts, *tunnels])
-    return _line(manifest_line(manifest)) + b"".join(body) + rest, counts
+    head = _line(manifest_line(manifest)) + b"".join(_line(item) for item in carried)
+    return head + b"".join(body) + rest, counts
 
 
 def _current_artifact(plain: bytes | None, content: str) -> bytes | None:
@@ -111,6 +120,8 @@ class ImportReport:
     #: encoder or width: the write path encoded those drawers instead).
     tokens_copied: int = 0
     tokens_refused: int = 0
+    #: True when the export's id key was adopted (every drawer id kept as the source had it).
+    id_key_adopted: bool = False
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready report."""
@@ -124,6 +135,7 @@ class ImportReport:
             "sender": self.sender,
             "notes": self.notes,
             "tokens": {"copied": self.tokens_copied, "refused": self.tokens_refused},
+            "id_key_adopted": self.id_key_adopted,
         }
 
 
@@ -217,9 +229,32 @@ def _import_drawers(
     return moved
 
 
+def _adopt(store: VaultStore, parsed: ExportFile, name: str, report: ImportReport, adopt: bool) -> None:
+    """Adopt the export's id key when asked (refused unless it carries one and this vault is empty); a key
+    carried but not asked for is left unused, and the report says so."""
+    if adopt:
+        if parsed.id_key is None:
+            raise InvalidExport(f"{name}: --adopt-id-key, but the export carries no id key (export --with-id-key)")
+        adopt_id_key(store, parsed.id_key)
+        report.id_key_adopted = True
+        report.notes.append("adopted the export's id key: every drawer id is the source vault's")
+    elif parsed.id_key is not None:
+        report.notes.append(
+            "the export carries its vault's id key; not adopted (to keep every drawer id, import into a new, "
+            "empty vault with --adopt-id-key): ids are derived under this vault's own key"
+        )
+
+
 def _import_export(
-    store: VaultStore, parsed: ExportFile, name: str, report: ImportReport, *, added_by: str = _ADDED_BY
+    store: VaultStore,
+    parsed: ExportFile,
+    name: str,
+    report: ImportReport,
+    *,
+    added_by: str = _ADDED_BY,
+    adopt: bool = False,
 ) -> None:
+    _adopt(store, parsed, name, report, adopt)
     declared = parsed.manifest.get("embedder")
     here = pick_embedder().identity.label
     # The hash embedder is deterministic: re-embedding reproduces the exported int8 bytes exactly, where a
@@ -330,22 +365,29 @@ def _import_mempalace(store: VaultStore, root: Path, report: ImportReport) -> No
     _import_drawers(store, drawers, [None] * len(drawers), report)
 
 
-def import_export_bytes(store: VaultStore, data: bytes, name: str, *, added_by: str) -> ImportReport:
+def import_export_bytes(
+    store: VaultStore, data: bytes, name: str, *, added_by: str, adopt: bool = False
+) -> ImportReport:
     """Import an undercroft JSONL export held in memory into the open ``store``, stamped ``added_by``.
 
     The whole document is parsed before anything is written: a malformed line refuses the import whole.
     """
     parsed = parse_export(data, name)
     report = ImportReport("undercroft-jsonl")
-    _import_export(store, parsed, name, report, added_by=added_by)
+    _import_export(store, parsed, name, report, added_by=added_by, adopt=adopt)
     return report
 
 
-def import_path(path: Path, vault: str, *, identity: str | None, sender: str | None) -> ImportReport:
-    """Import an export file, a sealed bundle or a MemPalace export directory into ``vault``."""
+def import_path(
+    path: Path, vault: str, *, identity: str | None, sender: str | None, adopt: bool = False
+) -> ImportReport:
+    """Import an export file, a sealed bundle or a MemPalace export directory into ``vault`` (``adopt``: take
+    the export's id key first, `_adopt`)."""
     if path.is_dir():
         if not is_mempalace_export(path):
             raise InvalidExport(f"{path}: a directory, but not a MemPalace export (no 'index.md' table of contents)")
+        if adopt:
+            raise InvalidExport(f"{path}: --adopt-id-key, but a MemPalace export carries no id key")
         report = ImportReport("mempalace-markdown")
         with open_store(vault) as store:
             _import_mempalace(store, path, report)
@@ -361,5 +403,5 @@ def import_path(path: Path, vault: str, *, identity: str | None, sender: str | N
         raise InvalidExport(f"{path.name}: not a sealed bundle, but --identity was given")
     parsed = parse_export(data, path.name)
     with open_store(vault) as store:
-        _import_export(store, parsed, path.name, report)
+        _import_export(store, parsed, path.name, report, adopt=adopt)
     return report

@@ -50,18 +50,31 @@ def _read_text_arg(value: str, what: str) -> str:
 @click.option("--sign", "sign_key", default=None, help="Signing identity file (bundle sign-keygen) to attest with.")
 @click.option("--expires-days", type=click.IntRange(1, 3650), default=30, show_default=True)
 @click.option(
+    "--with-id-key",
+    is_flag=True,
+    help="Carry the vault's id key, so an import with --adopt-id-key into a new vault keeps every drawer id.",
+)
+@click.option(
     "--json",
     "as_json",
     is_flag=True,
     help="Print the summary as JSON (on standard error when the export itself goes to standard output).",
 )
 def export_command(
-    vault: str, out: str | None, recipient: str | None, sign_key: str | None, expires_days: int, as_json: bool
+    vault: str,
+    out: str | None,
+    recipient: str | None,
+    sign_key: str | None,
+    expires_days: int,
+    with_id_key: bool,
+    as_json: bool,
 ) -> int:
     """Export every drawer (with its embedding), KG entity and fact and tunnel as decrypted JSONL.
 
     The first line is a manifest with counts. With --to the JSONL is sealed into a bundle only that
     recipient's identity opens (--sign adds a sender attestation). Every export appends an egress record.
+    --with-id-key also carries the vault's id key (counted in the manifest and the egress record): whoever
+    holds the file can then compute this vault's blind values, so seal it (--to) when it leaves the machine.
     """
     from undercroft_vault import (
         BundleManifest,
@@ -86,7 +99,7 @@ def export_command(
     # Reserve --out before the egress record: a path that cannot take the bytes (a FIFO, a device, a
     # symlink, a missing directory) refuses the run while the chain still says nothing left the vault.
     with reserve_output(Path(out).expanduser() if out is not None else None) as output, open_store(vault) as store:
-        jsonl, counts = collect_export(store)
+        jsonl, counts = collect_export(store, with_id_key=with_id_key)
         digest = hashlib.sha256(jsonl).hexdigest()
         if to is None:
             data = jsonl
@@ -150,12 +163,20 @@ def export_command(
 @_VAULT
 @click.option("--identity", default=None, help="Identity file (bundle keygen) that opens a sealed bundle.")
 @click.option("--sender", default=None, help="Refuse a bundle not signed by this sender (pqs1… or 64 hex).")
+@click.option(
+    "--adopt-id-key",
+    is_flag=True,
+    help="Take the export's id key (export --with-id-key) so every drawer id stays as it was; the vault must be empty.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
-def import_command(source: str, vault: str, identity: str | None, sender: str | None, as_json: bool) -> int:
+def import_command(
+    source: str, vault: str, identity: str | None, sender: str | None, adopt_id_key: bool, as_json: bool
+) -> int:
     """Import FILE: an undercroft export (JSONL or sealed bundle) or a MemPalace export directory.
 
-    Every drawer is re-stamped as written by this surface and goes through the admission screen; ids are
-    kept, so importing the same file twice changes nothing.
+    Every drawer is re-stamped as written by this surface and goes through the admission screen; its id is
+    derived under this vault's recipe, so importing the same file twice changes nothing. With --adopt-id-key
+    (an export made with --with-id-key, into a new, empty vault) every drawer id stays the source's.
     """
     from undercroft_cli._internal.transfer_io import import_path
 
@@ -167,7 +188,11 @@ def import_command(source: str, vault: str, identity: str | None, sender: str | 
             "--sender pins a sealed bundle's signer: give --identity as well", param_hint="--sender"
         )
     report = import_path(
-        path, vault, identity=_read_text_arg(identity, "--identity") if identity else None, sender=sender
+        path,
+        vault,
+        identity=_read_text_arg(identity, "--identity") if identity else None,
+        sender=sender,
+        adopt=adopt_id_key,
     )
     if as_json:
         click.echo(json.dumps(report.to_dict(), ensure_ascii=False))

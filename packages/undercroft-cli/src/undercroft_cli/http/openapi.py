@@ -136,7 +136,7 @@ def _operation(route: Route) -> dict[str, Any]:
             "required": bool(schema["required"]),
             "content": {"application/json": {"schema": schema}},
         }
-    elif binding.reach is Reach.RAW:
+    if binding.reach is Reach.RAW:  # a raw body, beside any query parameters
         media = "application/x-ndjson" if route.path.endswith("/import") else "application/json"
         operation["requestBody"] = {"required": True, "content": {media: {"schema": {}}}}
     return operation

@@ -4,7 +4,9 @@ The judgement is made against what the destination HOLDS, never against the impo
 records processed, and an upsert counts two records landing on one row twice): the destination's
 ``records`` must equal the drawer count the export's leading manifest line declares and the source's own
 ``records`` read again afterwards, the knowledge-graph facts and tunnels must agree the same way, the source
-must not have been written to in between (its ``writes`` unchanged), and the destination must verify clean.
+must not have been written to in between (its ``writes`` unchanged), the destination must verify clean, and it
+must have adopted the source's id key (the export carries it, the new copy takes it before any write), so every
+drawer id the tenant holds is the same on the destination.
 While it runs, the tenant's writes are held on the data plane under a lease (reads keep flowing to the
 source); a migrator that dies leaves the lease to lapse. Any disagreement or failure stops before the flip:
 the partial copy is deleted, the hold released, and the source keeps serving — nothing is lost.
@@ -90,7 +92,9 @@ async def migrate(state: State, engines: Engines, tenant_id: str, to: str) -> di
             create["embedder"] = embedder  # the engine embeds otherwise: the import refuses a different model
         await engines.call(destination, vault, "POST", path="/v1/vaults", body=create)
         created = True
-        export = await engines.send(source, vault, "GET", engines.path(vault, "export"))
+        # The export carries the vault's id key and the new, empty copy adopts it: every drawer id, blind label and
+        # entity id the tenant's agents hold resolves on the destination as it did on the source.
+        export = await engines.send(source, vault, "GET", engines.path(vault, "export"), query=b"with_id_key=true")
         try:
             if export.status_code != 200:
                 await raise_for(export, source.name, "the export")
@@ -101,6 +105,7 @@ async def migrate(state: State, engines: Engines, tenant_id: str, to: str) -> di
                 "POST",
                 "import",
                 content=manifest.stream(),
+                query=b"adopt_id_key=true",
             )
         finally:
             await export.aclose()
@@ -186,6 +191,9 @@ def _disagreements(judgement: dict[str, Any]) -> list[str]:
         found.append(f"tunnels: destination {destination['tunnels']}, source {source['tunnels']}")
     if destination["verify_ok"] is not True:
         found.append("the destination does not verify clean")
+    imported = judgement.get("imported")
+    if not (isinstance(imported, dict) and imported.get("id_key_adopted") is True):
+        found.append("the destination did not adopt the source's id key: its drawer ids would differ")
     return found
 
 

@@ -198,7 +198,7 @@ def _rotate(call: Call) -> Any:
 
 def _export(call: Call) -> Response:
     store = call.live.store
-    jsonl, counts = collect_export(store)
+    jsonl, counts = collect_export(store, with_id_key=call.args.flag("with_id_key"))
     headers = {}
     if store.read_only:  # a replica cannot append: it serves and says the egress went unaudited
         headers["X-Undercroft-Warning"] = "read-only engine: this export's egress record was not written"
@@ -219,7 +219,8 @@ def _import(call: Call) -> dict[str, Any]:
                 f"import: line {record['_line']}: {drawer_id} awaits an admission ruling in this vault; "
                 "rule on it (POST …/admission) before importing over it",
             )
-    report = import_export_bytes(call.live.store, call.body, "request body", added_by=SURFACE)
+    adopt = call.args.flag("adopt_id_key")
+    report = import_export_bytes(call.live.store, call.body, "request body", added_by=SURFACE, adopt=adopt)
     filing = report.filing
     return {
         "imported": report.drawers,
@@ -229,6 +230,7 @@ def _import(call: Call) -> dict[str, Any]:
         "quarantined": filing.quarantined,
         "facts": report.facts,
         "tunnels": report.tunnels,
+        "id_key_adopted": report.id_key_adopted,
         "notes": report.notes,
     }
 
@@ -380,7 +382,18 @@ OPERATOR_BINDINGS: dict[tuple[str, str], Binding] = {
         "anchor", {}, lambda call: {"behind_by": anchor(call.live.store)}, source=Source.NONE
     ),
     ("POST", f"{_V}/rotate"): Binding("rotate", {}, _rotate, source=Source.NONE, reach=Reach.PALACE),
-    ("GET", f"{_V}/export"): Binding("export", {}, _export, source=Source.NONE),
-    ("POST", f"{_V}/import"): Binding("import", {}, _import, source=Source.NONE, reach=Reach.RAW),
+    ("GET", f"{_V}/export"): Binding(
+        "export",
+        {"with_id_key": boolean("also carry the vault's id key (an import with adopt_id_key keeps every drawer id)")},
+        _export,
+        source=Source.QUERY,
+    ),
+    ("POST", f"{_V}/import"): Binding(
+        "import",
+        {"adopt_id_key": boolean("take the export's id key first (the vault must be empty): drawer ids stay")},
+        _import,
+        source=Source.QUERY,
+        reach=Reach.RAW,
+    ),
 }
 """The lifecycle, operator-plane and maintenance routes, by ``(method, path)``."""
