@@ -188,8 +188,13 @@ def test_every_route_through_the_client(engine: UndercroftClient) -> None:
     assert engine.stats("acme").records == 1
     ndjson = engine.export("acme")
     engine.create_vault("copy")
-    assert engine.import_export("copy", ndjson).imported == 1
+    plain_copy = engine.import_export("copy", ndjson)
+    assert plain_copy.imported == 1 and plain_copy.id_key_adopted is False
     assert engine.stats("copy").drawers == 1
+    engine.create_vault("twin")  # a copy that keeps the drawer ids: the export carries the id key, the twin adopts it
+    twin = engine.import_export("twin", engine.export("acme", with_id_key=True), adopt_id_key=True)
+    assert twin.id_key_adopted is True
+    assert engine.get_drawer("twin", saved.id).content == "billing runs on postgres 16.2"
     assert engine.send(calls.create_tunnel("acme", "infra", "people", "owners")).tunnel["from_wing"] == "infra"
     tunnel = engine.send(calls.list_tunnels("acme")).tunnels[0]["id"]
     assert engine.send(calls.traverse("acme", "infra")).reached

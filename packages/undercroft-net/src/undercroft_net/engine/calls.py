@@ -383,13 +383,16 @@ class EngineCalls:
         """``POST …/rotate``."""
         return self._call("rotate", vault, RotationReport.from_json)
 
-    def export(self, vault: str) -> Call[bytes]:
-        """``GET …/export``: the NDJSON bytes (first line the manifest)."""
-        return self._call("export", vault, _bytes)
+    def export(self, vault: str, *, with_id_key: bool = False) -> Call[bytes]:
+        """``GET …/export``: the NDJSON bytes (first line the manifest); ``with_id_key`` also carries the vault's
+        id key, so an adopting import into a new vault keeps every drawer id."""
+        return self._call("export", vault, _bytes, query={"with_id_key": with_id_key or None})
 
-    def import_export(self, vault: str, ndjson: bytes) -> Call[ImportCounts]:
-        """``POST …/import``: judge the copy by the destination's `stats`, not by this reply's counts."""
-        return self._call("import_export", vault, ImportCounts.from_json, content=bytes(ndjson))
+    def import_export(self, vault: str, ndjson: bytes, *, adopt_id_key: bool = False) -> Call[ImportCounts]:
+        """``POST …/import``: judge the copy by the destination's `stats`, not by this reply's counts;
+        ``adopt_id_key`` takes the export's id key first (the vault must be empty)."""
+        query = {"adopt_id_key": adopt_id_key or None}
+        return self._call("import_export", vault, ImportCounts.from_json, content=bytes(ndjson), query=query)
 
 
 def _document(document: Reply | Mapping[str, Any]) -> bytes:

@@ -112,13 +112,13 @@ class UndercroftClient(_Client):
         """Verify the vault; `IntegrityError` when it fails."""
         return self.send(self.calls.verify(vault))
 
-    def export(self, vault: str) -> bytes:
-        """The vault's NDJSON export."""
-        return self.send(self.calls.export(vault))
+    def export(self, vault: str, *, with_id_key: bool = False) -> bytes:
+        """The vault's NDJSON export (``with_id_key``: with its id key, for a copy that keeps drawer ids)."""
+        return self.send(self.calls.export(vault, with_id_key=with_id_key))
 
-    def import_export(self, vault: str, ndjson: bytes) -> ImportCounts:
-        """Import an export into ``vault``."""
-        return self.send(self.calls.import_export(vault, ndjson))
+    def import_export(self, vault: str, ndjson: bytes, *, adopt_id_key: bool = False) -> ImportCounts:
+        """Import an export into ``vault`` (``adopt_id_key``: take its id key first; the vault must be empty)."""
+        return self.send(self.calls.import_export(vault, ndjson, adopt_id_key=adopt_id_key))
 
     def forget(self, vault: str, ids: Sequence[str], *, reason: str | None = None) -> ForgetReceipt:
         """Destroy drawers through the chain; the receipt."""
@@ -205,13 +205,13 @@ class AsyncUndercroftClient(_Client):
         """Verify the vault; `IntegrityError` when it fails."""
         return await self.send(self.calls.verify(vault))
 
-    async def export(self, vault: str) -> bytes:
-        """The vault's NDJSON export."""
-        return await self.send(self.calls.export(vault))
+    async def export(self, vault: str, *, with_id_key: bool = False) -> bytes:
+        """The vault's NDJSON export (``with_id_key``: with its id key, for a copy that keeps drawer ids)."""
+        return await self.send(self.calls.export(vault, with_id_key=with_id_key))
 
-    async def import_export(self, vault: str, ndjson: bytes) -> ImportCounts:
-        """Import an export into ``vault``."""
-        return await self.send(self.calls.import_export(vault, ndjson))
+    async def import_export(self, vault: str, ndjson: bytes, *, adopt_id_key: bool = False) -> ImportCounts:
+        """Import an export into ``vault`` (``adopt_id_key``: take its id key first; the vault must be empty)."""
+        return await self.send(self.calls.import_export(vault, ndjson, adopt_id_key=adopt_id_key))
 
     async def forget(self, vault: str, ids: Sequence[str], *, reason: str | None = None) -> ForgetReceipt:
         """Destroy drawers through the chain; the receipt."""

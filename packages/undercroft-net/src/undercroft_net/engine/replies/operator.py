@@ -309,5 +309,6 @@ class ImportCounts(Reply):
     quarantined: int
     facts: int
     tunnels: int
+    id_key_adopted: bool
     notes: list[Any]
     raw: dict[str, Any] = field(repr=False, compare=False)
