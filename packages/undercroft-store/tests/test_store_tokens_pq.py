@@ -226,3 +226,79 @@ def test_an_hmac_only_vault_tags_its_codebook_and_a_flipped_byte_is_named(palace
     with palace.open_vault("plain", HashEmbedder()) as store:
         tokens = store.verify().tokens
     assert tokens is not None and tokens.failed[0].startswith("codebook: the token codebook fails its seal")
+
+
+def _training_with(monkeypatch: pytest.MonkeyPatch, during) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    """Patch the token trainer so ``during()`` runs (once) while a codebook trains; counts the trainings."""
+    from undercroft_store.kernel import token_codebook
+
+    real = token_codebook.train_token_codebook
+    calls = {"n": 0}
+
+    def training(sample):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 1:
+            during()
+        return real(sample)
+
+    monkeypatch.setattr(token_codebook, "train_token_codebook", training)
+    return calls
+
+
+def test_training_holds_no_write_lock_and_a_row_written_meanwhile_is_coded_too(
+    palace: Palace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Training takes seconds on real matrices: it runs with no lock held, so another writer proceeds at once,
+    and a matrix written while it trains is coded in the short transaction that stores the codebook."""
+    _fill(palace, PQ_MIN - 1)
+
+    def during() -> None:
+        raw = sqlite3.connect(_database(palace.home), timeout=0)  # timeout 0: a held write lock fails at once
+        try:
+            raw.execute("BEGIN IMMEDIATE")
+            raw.execute("ROLLBACK")
+        finally:
+            raw.close()
+        with palace.open_vault("default", HashEmbedder()) as other:
+            other.attach_late_encoder(Words())
+            other._context.late_pq_next = 10**9  # this writer does not train: the one in progress will
+            other.remember(_text(1000), wing="sea", room="log", added_by="t")
+
+    calls = _training_with(monkeypatch, during)
+    with palace.open_vault("default", HashEmbedder()) as store:
+        store.attach_late_encoder(Words())
+        store.remember(_text(PQ_MIN), wing="sea", room="log", added_by="t")
+    assert calls["n"] == 1
+    with palace.open_vault("default", HashEmbedder()) as store:
+        assert store.stats().token_codebook_generation == 1
+        plains = _plains(store)
+        assert store.verify().ok
+    assert len(plains) == PQ_MIN + 1 and {plain[:4] for plain in plains.values()} == {b"UCT2"}
+
+
+def test_two_handles_training_at_once_leave_one_codebook(palace: Palace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While one handle trains, another crosses the threshold and trains first: the slower one finds a codebook
+    stored and stores nothing (no second generation, no row coded against a codebook the vault lacks)."""
+    _fill(palace, PQ_MIN - 1)
+    first: dict[str, bytes] = {}
+
+    def stored_codebook() -> bytes:
+        with sqlite3.connect(_database(palace.home)) as raw:
+            return bytes(raw.execute(f"SELECT blob FROM {CODEBOOK_TABLE} WHERE name = 'codebook'").fetchone()[0])
+
+    def during() -> None:
+        with palace.open_vault("default", HashEmbedder()) as other:
+            other.attach_late_encoder(Words())
+            other.remember(_text(1000), wing="sea", room="log", added_by="t")  # trains and stores generation 1
+        first["codebook"] = stored_codebook()
+
+    calls = _training_with(monkeypatch, during)
+    with palace.open_vault("default", HashEmbedder()) as store:
+        store.attach_late_encoder(Words())
+        store.remember(_text(PQ_MIN), wing="sea", room="log", added_by="t")
+    assert calls["n"] == 2
+    assert stored_codebook() == first["codebook"]  # the rows were coded against this one: it is never replaced
+    with palace.open_vault("default", HashEmbedder()) as store:
+        assert store.stats().token_codebook_generation == 1
+        assert {plain[:4] for plain in _plains(store).values()} == {b"UCT2"}
+        assert store.verify().ok

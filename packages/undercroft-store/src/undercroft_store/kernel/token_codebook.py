@@ -10,9 +10,9 @@
   codebook edited by one bit, moved from another vault, or paired with an edited generation fails to open.
 
 `compress_matrices` trains the codebook on a sample of the stored matrices' tokens (once the vault holds at
-least ``pq_min`` of them and none is trained) and re-codes EVERY stored matrix against it in the same
-transaction, so no row is ever coded against a codebook the vault does not hold. From then on the write path
-stores new matrices PQ-coded (`kernel.token_table.pack_pq`); the late stage decodes them
+least ``pq_min`` of them and none is trained) with no lock held, then stores it and re-codes EVERY stored matrix
+against it in one short transaction, so no row is ever coded against a codebook the vault does not hold. From
+then on the write path stores new matrices PQ-coded (`kernel.token_table.pack_pq`); the late stage decodes them
 (`kernel.token_table.unpack_matrix`). A codebook that fails to open is never used: its rows are undecodable,
 so verify fails them and names the codebook, and repair drops both (``repair --tokens`` rebuilds).
 Rotation re-seals the codebook under the new keys (`reseal_on_rotation`).
@@ -23,7 +23,7 @@ from __future__ import annotations
 import sqlite3
 import struct
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 from numpy.typing import NDArray
@@ -152,36 +152,67 @@ def _sample(matrices: list[NDArray[np.float32]]) -> NDArray[np.float32]:
     return np.ascontiguousarray(rows[np.linspace(0, len(rows) - 1, _SAMPLE).astype(np.int64)])
 
 
+_ROWS: Final = f"SELECT t.seq, d.id, t.blob FROM {TOKEN_TABLE} t JOIN drawers d ON d.seq = t.seq"  # noqa: S608
+
+
+def _opened(envelope: Envelope, rows: list[Any]) -> list[tuple[int, str, bytes, bytes, NDArray[np.float32]]]:
+    """``(seq, drawer id, stored blob, plaintext, tokens)`` of every row that opens to a matrix (others skipped:
+    verify names them)."""
+    found = []
+    for seq, drawer_id, blob in rows:
+        plain = envelope.open(Domain.tokens(str(drawer_id)), bytes(blob))
+        matrix = None if plain is None else unpack_matrix(plain)
+        if plain is not None and matrix is not None:
+            found.append((int(seq), str(drawer_id), bytes(blob), plain, matrix.tokens))
+    return found
+
+
 def compress_matrices(context: VaultContext, pq_min: int) -> int:
-    """Train the codebook and PQ-code every stored matrix, in one transaction; returns how many were coded.
+    """Train the codebook and PQ-code every stored matrix; returns how many were coded.
 
     Nothing happens (0) while fewer than ``pq_min`` matrices are stored, when a codebook is already held
     (opened or failed: a failed one is repair's to drop), or when the matrices are of more than one width
-    or too few tokens to train on. A matrix that fails its seal is left as it is (verify names it)."""
+    or too few tokens to train on. A matrix that fails its seal is left as it is (verify names it).
+
+    Two phases, so writers are not held up by the training (seconds at a few hundred matrices): the rows are read,
+    the codebook trained and every row coded and sealed with NO lock held; then one short write transaction
+    checks that no other handle trained meanwhile, codes again just the rows written or changed since the read
+    (a stored blob is compared byte for byte), and stores the codebook with every re-coded row together — so no
+    row is ever coded against a codebook the vault does not hold, and none is left uncoded beside it."""
     connection = context.connection
-    if context.read_only or not table_exists(connection):
+    if context.read_only or not table_exists(connection) or connection.in_transaction:
+        return 0
+    if codebook_present(connection):
         return 0
     envelope = Envelope(context)
+    opened = _opened(envelope, connection.execute(_ROWS).fetchall())
+    widths = {tokens.shape[1] for *_, tokens in opened}
+    tokens_held = sum(tokens.shape[0] for *_, tokens in opened)
+    if len(opened) < pq_min or len(widths) != 1 or tokens_held < 256:
+        return 0
+    generation = (read_generation(connection) or 0) + 1
+    stored = StoredCodebook(generation, train_token_codebook(_sample([tokens for *_, tokens in opened])))
+    coded = {
+        seq: (drawer_id, blob, envelope.close(Domain.tokens(drawer_id), pack_pq(plain, stored)))
+        for seq, drawer_id, blob, plain, _ in opened
+    }
+    width = widths.pop()
     connection.execute("BEGIN IMMEDIATE")
     try:
-        if codebook_present(connection):
-            connection.execute("ROLLBACK")
+        if codebook_present(connection) or (read_generation(connection) or 0) + 1 != generation:
+            connection.execute("ROLLBACK")  # another handle trained while this one did: its codebook stands
             return 0
-        query = f"SELECT t.seq, d.id, t.blob FROM {TOKEN_TABLE} t JOIN drawers d ON d.seq = t.seq"  # noqa: S608
-        rows = connection.execute(query).fetchall()
-        opened: list[tuple[int, str, bytes, NDArray[np.float32]]] = []
-        for seq, drawer_id, blob in rows:
-            plain = envelope.open(Domain.tokens(str(drawer_id)), bytes(blob))
-            matrix = None if plain is None else unpack_matrix(plain)
-            if plain is not None and matrix is not None:
-                opened.append((int(seq), str(drawer_id), plain, matrix.tokens))
-        widths = {tokens.shape[1] for *_, tokens in opened}
-        tokens_held = sum(tokens.shape[0] for *_, tokens in opened)
-        if len(opened) < pq_min or len(widths) != 1 or tokens_held < 256:
-            connection.execute("ROLLBACK")
-            return 0
-        generation = (read_generation(connection) or 0) + 1
-        stored = StoredCodebook(generation, train_token_codebook(_sample([tokens for *_, tokens in opened])))
+        updates: list[tuple[bytes, int]] = []
+        changed: list[Any] = []
+        for seq, drawer_id, blob in connection.execute(_ROWS).fetchall():
+            before = coded.get(int(seq))
+            if before is not None and before[0] == str(drawer_id) and before[1] == bytes(blob):
+                updates.append((before[2], int(seq)))
+            else:
+                changed.append((seq, drawer_id, blob))
+        for seq, drawer_id, _, plain, tokens in _opened(envelope, changed):  # written during the training
+            if tokens.shape[1] == width:
+                updates.append((envelope.close(Domain.tokens(drawer_id), pack_pq(plain, stored)), seq))
         connection.execute(_DDL)
         connection.executemany(
             f"INSERT OR REPLACE INTO {CODEBOOK_TABLE} (name, blob) VALUES (?, ?)",  # noqa: S608
@@ -190,19 +221,13 @@ def compress_matrices(context: VaultContext, pq_min: int) -> int:
                 ("codebook", envelope.close(codebook_domain(generation), _serialise(stored.codebook))),
             ],
         )
-        connection.executemany(
-            f"UPDATE {TOKEN_TABLE} SET blob = ? WHERE seq = ?",  # noqa: S608
-            [
-                (envelope.close(Domain.tokens(drawer_id), pack_pq(plain, stored)), seq)
-                for seq, drawer_id, plain, _ in opened
-            ],
-        )
+        connection.executemany(f"UPDATE {TOKEN_TABLE} SET blob = ? WHERE seq = ?", updates)  # noqa: S608
         connection.execute("COMMIT")
     except BaseException:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
         raise
-    return len(opened)
+    return len(updates)
 
 
 def reseal_on_rotation(rekeying: Rekeying) -> list[tuple[str, bytes]]:
