@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CLI_ONLY", "PARITY", "Capability"]
+__all__ = ["CLI_ONLY", "OPERATION_BYPASSES", "PARITY", "Capability"]
 
 _OPERATOR = "boundary: an operator surface, deliberately never MCP (inventory OPERATOR_ONLY: {})"
 _KG_WRITE = (
@@ -214,3 +214,68 @@ CLI_ONLY: dict[str, str] = {
     "bundle sign-keygen": "local key material for sealed bundles",
 }
 """The commands of the local program, with what each does on this machine."""
+
+
+def _in_tool(tool: str) -> str:
+    return f"{tool} (and /v1 through tool_binding) does this in the tool's own handler; not lifted into operations/"
+
+
+def _store_call(function: str) -> str:
+    return f"/v1 (http/bindings/operator.py) calls the store's {function} directly too: no operation on either side"
+
+
+OPERATION_BYPASSES: dict[str, str] = {
+    # The agent plane: the MCP tool holds the logic, the CLI repeats it over the store.
+    "remember": _in_tool("undercroft_save") + " (the tool adds the fence, supersedes and its surface stamp)",
+    "drawer delete": _in_tool("undercroft_delete_drawer"),
+    "drawer delete-by-source": _in_tool("undercroft_delete_by_source"),
+    "drawer get": _in_tool("undercroft_get_drawer"),
+    "drawer list": _in_tool("undercroft_list_drawers"),
+    "drawer check-dup": _in_tool("undercroft_check_duplicate"),
+    "stats": _in_tool("undercroft_status") + " (its own shape: wing and room counts, not VaultStats.to_dict())",
+    "taxonomy": _in_tool("undercroft_get_taxonomy"),
+    "diary write": _in_tool("undercroft_diary_write"),
+    "diary agents": _in_tool("undercroft_list_agents"),
+    "tunnel create": _in_tool("undercroft_create_tunnel"),
+    "tunnel list": _in_tool("undercroft_list_tunnels"),
+    "tunnel delete": _in_tool("undercroft_delete_tunnel"),
+    "kg add": _in_tool("undercroft_kg_add") + " (the CLI adds --span, --extractor and --grounding)",
+    "kg invalidate": _in_tool("undercroft_kg_invalidate") + " (the CLI closes by fact id, the tool by triple)",
+    "kg supersede": _in_tool("undercroft_kg_supersede") + " (the CLI closes by fact id, the tool by triple)",
+    "kg query": _in_tool("undercroft_kg_query") + " (the CLI's --json is Fact.to_dict(), nulls kept)",
+    "kg timeline": _in_tool("undercroft_kg_timeline") + " (the CLI's --json is Fact.to_dict(), nulls kept)",
+    "kg rel": _in_tool("undercroft_kg_rel") + " (the CLI's --json is Fact.to_dict(), nulls kept)",
+    "kg stats": _in_tool("undercroft_kg_stats"),
+    "kg receipts": _in_tool("undercroft_kg_receipts") + " (the CLI adds ok and --integrity-only)",
+    "kg canonical": _in_tool("undercroft_lookup_canonical") + " (the CLI's --json is Fact.to_dict(), nulls kept)",
+    # The operator plane: MCP deliberately lacks it; the CLI and /v1 each call the store function.
+    "kg authority": _store_call("declare_authority"),
+    "vault create": "/v1 creates through Palace.create_vault too (plus external embedders): no operation yet",
+    "vault list": "/v1 lists through Palace.list_vaults too: no operation yet",
+    "vault delete": "/v1 deletes through Palace.delete_vault too (behind its pinned-vault refusal): no operation yet",
+    "vault rotate": _store_call("rotate_vault"),
+    "backup create": _store_call("create_backup"),
+    "backup list": _store_call("list_backups"),
+    "repair": _store_call("repair_vault"),
+    "admission list": _store_call("list_admissions"),
+    "admission allow": _store_call("allow"),
+    "admission deny": _store_call("deny"),
+    "trust list": _store_call("list_trust"),
+    "trust set": _store_call("set_trust"),
+    "retention list": _store_call("list_retention"),
+    "retention set": _store_call("set_retention"),
+    "retention sweep": _store_call("sweep"),
+    "forget": _store_call("forget"),
+    "witness emit": _store_call("emit_witness"),
+    "witness check": _store_call("check_witness_document"),
+    "anchor": _store_call("anchor"),
+    "export": "/v1 streams through _internal.transfer_io.collect_export and record_export: no operation yet",
+    "import": "/v1 imports through _internal.transfer_io.import_export_bytes: no operation yet",
+}
+"""The CLI commands that still reach the store themselves for a capability MCP or /v1 also carries, each with why.
+
+A command belongs here when its parity row names an MCP tool or a /v1 route and the command (its callback, or a
+function of its own module that the callback reaches) calls nothing from ``undercroft_cli.operations``.
+``tests/test_cli_operation_layer.py`` finds them by reading the source and fails both ways — a new bypass not
+listed, a listed command that no longer bypasses — so this list can only shrink.
+"""
