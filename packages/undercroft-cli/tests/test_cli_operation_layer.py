@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 import sys
 import textwrap
 from collections.abc import Callable
@@ -23,6 +24,8 @@ from typing import Any
 import click
 from undercroft_cli.main import cli
 from undercroft_cli.parity import OPERATION_BYPASSES, PARITY
+
+from .conftest import CliRun
 
 _LAYER = "undercroft_cli.operations"
 
@@ -206,3 +209,55 @@ def test_a_look_alike_name_from_elsewhere_does_not_count() -> None:
             return history_page(store)
         """
     )
+
+
+# --- The moved commands answer what the other surfaces answer, over one vault ---------------------------------
+
+
+def _tool(name: str, **arguments: object) -> dict[str, Any]:
+    """Call MCP tool ``name`` over the CLI's own default vault (the embedder the CLI picks)."""
+    from undercroft_cli._internal.composition import open_store, pick_embedder
+    from undercroft_cli.mcp import McpDispatcher, ToolSession
+
+    with open_store("default", read_only=True) as store:
+        reply = McpDispatcher(ToolSession(store, pick_embedder(), read_only=True)).call(name, arguments)
+    assert not reply.is_error, reply.text
+    return dict(reply.structured or {})
+
+
+def _json(cli_run: CliRun, *args: str) -> Any:
+    code, out, err = cli_run(*args)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_the_graph_reads_select_what_the_tools_select(cli_run: CliRun) -> None:
+    drawer_id = cli_run("remember", "Alice works at Acme since 2020.", "--wing", "people")[1].split()[1]
+    first = _json(cli_run, "kg", "add", "alice", "works_at", "acme", "--source", drawer_id, "--json")
+    _json(cli_run, "kg", "supersede", first["id"], "globex", "--at", "2024-01-01", "--json")
+    _json(cli_run, "kg", "add", "bob", "works_at", "acme", "--grounding", "stated", "--json")
+    cases: list[tuple[tuple[str, ...], str, dict[str, object]]] = [
+        (("kg", "query", "alice"), "undercroft_kg_query", {"entity": "alice"}),
+        (
+            ("kg", "query", "alice", "--as-of", "2021-06-01"),
+            "undercroft_kg_query",
+            {"entity": "alice", "as_of": "2021-06-01"},
+        ),
+        (
+            ("kg", "rel", "works_at", "--grounding", "stated"),
+            "undercroft_kg_rel",
+            {"predicate": "works_at", "grounding": "stated"},
+        ),
+        (("kg", "timeline"), "undercroft_kg_timeline", {}),
+    ]
+    for argv, tool, arguments in cases:
+        cli = _json(cli_run, *argv, "--json")["facts"]
+        mcp = _tool(tool, **arguments)["facts"]
+        assert cli and [f["id"] for f in cli] == [f["id"] for f in mcp], argv
+        # The CLI keeps Fact.to_dict()'s nulls (docs/cli.md); the tool drops them: the same facts otherwise.
+        assert [{k: v for k, v in f.items() if v is not None} for f in cli] == mcp, argv
+    assert _json(cli_run, "kg", "stats") == _tool("undercroft_kg_stats") == {
+        "entities": 4, "facts": 3, "active": 2, "closed": 1, "predicates": 1
+    }  # fmt: skip
+    receipts = _json(cli_run, "kg", "receipts", "--json")
+    assert receipts["receipts"] == _tool("undercroft_kg_receipts")["receipts"] and len(receipts["receipts"]) == 1

@@ -242,12 +242,6 @@ OPERATION_BYPASSES: dict[str, str] = {
     "kg add": _in_tool("undercroft_kg_add") + " (the CLI adds --span, --extractor and --grounding)",
     "kg invalidate": _in_tool("undercroft_kg_invalidate") + " (the CLI closes by fact id, the tool by triple)",
     "kg supersede": _in_tool("undercroft_kg_supersede") + " (the CLI closes by fact id, the tool by triple)",
-    "kg query": _in_tool("undercroft_kg_query") + " (the CLI's --json is Fact.to_dict(), nulls kept)",
-    "kg timeline": _in_tool("undercroft_kg_timeline") + " (the CLI's --json is Fact.to_dict(), nulls kept)",
-    "kg rel": _in_tool("undercroft_kg_rel") + " (the CLI's --json is Fact.to_dict(), nulls kept)",
-    "kg stats": _in_tool("undercroft_kg_stats"),
-    "kg receipts": _in_tool("undercroft_kg_receipts") + " (the CLI adds ok and --integrity-only)",
-    "kg canonical": _in_tool("undercroft_lookup_canonical") + " (the CLI's --json is Fact.to_dict(), nulls kept)",
     # The operator plane: MCP deliberately lacks it; the CLI and /v1 each call the store function.
     "kg authority": _store_call("declare_authority"),
     "vault create": "/v1 creates through Palace.create_vault too (plus external embedders): no operation yet",
