@@ -261,3 +261,18 @@ def test_the_graph_reads_select_what_the_tools_select(cli_run: CliRun) -> None:
     }  # fmt: skip
     receipts = _json(cli_run, "kg", "receipts", "--json")
     assert receipts["receipts"] == _tool("undercroft_kg_receipts")["receipts"] and len(receipts["receipts"]) == 1
+
+
+def test_drawer_get_and_list_print_the_record_the_tool_and_route_answer(cli_run: CliRun) -> None:
+    # A drift this layer mended: the CLI's own record dropped content_date (and get, the provenance).
+    words = "On 3 March 2021 the team moved the billing service to the new cluster."
+    code, out, err = cli_run("remember", words, "--wing", "ops", "--room", "moves")
+    assert code == 0, err
+    drawer_id = out.split()[1]
+    got = _json(cli_run, "drawer", "get", drawer_id, "--json")
+    assert got == _tool("undercroft_get_drawer", drawer_id=drawer_id)["drawer"]
+    assert {"content_date", "added_by", "updated_at"} <= set(got) and got["added_by"] == "cli"
+    [listed] = _json(cli_run, "drawer", "list", "--json")
+    [paged] = _tool("undercroft_list_drawers")["drawers"]
+    assert listed == paged  # words shorter than the tool's preview clip: the same record
+    assert "content_date" in listed and "added_by" not in listed
