@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import pytest
 from undercroft_cli.main import cli
 from undercroft_cli.parity import OPERATION_BYPASSES, PARITY
 
@@ -214,13 +215,13 @@ def test_a_look_alike_name_from_elsewhere_does_not_count() -> None:
 # --- The moved commands answer what the other surfaces answer, over one vault ---------------------------------
 
 
-def _tool(name: str, **arguments: object) -> dict[str, Any]:
+def _tool(name: str, *, writable: bool = False, **arguments: object) -> dict[str, Any]:
     """Call MCP tool ``name`` over the CLI's own default vault (the embedder the CLI picks)."""
     from undercroft_cli._internal.composition import open_store, pick_embedder
     from undercroft_cli.mcp import McpDispatcher, ToolSession
 
-    with open_store("default", read_only=True) as store:
-        reply = McpDispatcher(ToolSession(store, pick_embedder(), read_only=True)).call(name, arguments)
+    with open_store("default", read_only=not writable) as store:
+        reply = McpDispatcher(ToolSession(store, pick_embedder(), read_only=not writable)).call(name, arguments)
     assert not reply.is_error, reply.text
     return dict(reply.structured or {})
 
@@ -276,3 +277,23 @@ def test_drawer_get_and_list_print_the_record_the_tool_and_route_answer(cli_run:
     [paged] = _tool("undercroft_list_drawers")["drawers"]
     assert listed == paged  # words shorter than the tool's preview clip: the same record
     assert "content_date" in listed and "added_by" not in listed
+
+
+def test_delete_by_source_deletes_below_the_read_floor_as_the_tool_does(
+    cli_run: CliRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A drift this layer mended: the CLI chose what to delete under the read floor (an unscoped listing), so a
+    # floor above a wing's trust left that file's drawers behind, or refused with "no drawer … was mined".
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "plan.md").write_text("The migration plan has three phases.\n\nPhase one moves billing.\n")
+    assert cli_run("mine", str(docs), "--wing", "ops")[0] == 0
+    source = (docs / "plan.md").resolve().as_posix()
+    monkeypatch.setenv("UNDERCROFT_TRUST_FLOOR", "trusted")  # "ops" is standard: below the floor
+    dry = _json(cli_run, "drawer", "delete-by-source", str(docs / "plan.md"), "--dry-run", "--json")
+    assert dry["matched"] and dry == _tool("undercroft_delete_by_source", writable=True, source_file=source, dry_run=True)
+    done = _json(cli_run, "drawer", "delete-by-source", str(docs / "plan.md"), "--json")
+    assert done == {**dry, "dry_run": False, "deleted": len(dry["matched"])}
+    monkeypatch.delenv("UNDERCROFT_TRUST_FLOOR")
+    assert _json(cli_run, "drawer", "list", "--wing", "ops", "--json") == []
+    assert cli_run("verify")[0] == 0

@@ -228,7 +228,6 @@ OPERATION_BYPASSES: dict[str, str] = {
     # The agent plane: the MCP tool holds the logic, the CLI repeats it over the store.
     "remember": _in_tool("undercroft_save") + " (the tool adds the fence, supersedes and its surface stamp)",
     "drawer delete": _in_tool("undercroft_delete_drawer"),
-    "drawer delete-by-source": _in_tool("undercroft_delete_by_source"),
     "drawer check-dup": _in_tool("undercroft_check_duplicate"),
     "stats": _in_tool("undercroft_status") + " (its own shape: wing and room counts, not VaultStats.to_dict())",
     "taxonomy": _in_tool("undercroft_get_taxonomy"),
