@@ -291,9 +291,22 @@ def test_delete_by_source_deletes_below_the_read_floor_as_the_tool_does(
     source = (docs / "plan.md").resolve().as_posix()
     monkeypatch.setenv("UNDERCROFT_TRUST_FLOOR", "trusted")  # "ops" is standard: below the floor
     dry = _json(cli_run, "drawer", "delete-by-source", str(docs / "plan.md"), "--dry-run", "--json")
-    assert dry["matched"] and dry == _tool("undercroft_delete_by_source", writable=True, source_file=source, dry_run=True)
+    tool = _tool("undercroft_delete_by_source", writable=True, source_file=source, dry_run=True)
+    assert dry["matched"] and dry == tool
     done = _json(cli_run, "drawer", "delete-by-source", str(docs / "plan.md"), "--json")
     assert done == {**dry, "dry_run": False, "deleted": len(dry["matched"])}
     monkeypatch.delenv("UNDERCROFT_TRUST_FLOOR")
     assert _json(cli_run, "drawer", "list", "--wing", "ops", "--json") == []
     assert cli_run("verify")[0] == 0
+
+
+def test_tunnels_and_diary_keepers_are_the_records_the_tools_answer(cli_run: CliRun) -> None:
+    made = _json(cli_run, "tunnel", "create", "work", "life", "balance", "--from-room", "desk", "--json")
+    assert made == _tool("undercroft_list_tunnels")["tunnels"][0]
+    created = _tool("undercroft_create_tunnel", writable=True, source_wing="life", target_wing="ops")["tunnel"]
+    assert _json(cli_run, "tunnel", "list", "--json") == _tool("undercroft_list_tunnels")["tunnels"]
+    assert [t["id"] for t in _json(cli_run, "tunnel", "list", "--wing", "ops", "--json")] == [created["id"]]
+    code, out, _ = cli_run("tunnel", "list")
+    assert code == 0 and f"{made['id']}  work/desk → life  balance" in out.splitlines()
+    assert cli_run("diary", "write", "coder", "Shipped the billing move.")[0] == 0
+    assert _json(cli_run, "diary", "agents", "--json") == _tool("undercroft_list_agents") == {"agents": {"coder": 1}}
