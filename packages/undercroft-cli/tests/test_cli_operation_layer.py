@@ -261,7 +261,9 @@ def test_the_graph_reads_select_what_the_tools_select(cli_run: CliRun) -> None:
         "entities": 4, "facts": 3, "active": 2, "closed": 1, "predicates": 1
     }  # fmt: skip
     receipts = _json(cli_run, "kg", "receipts", "--json")
-    assert receipts["receipts"] == _tool("undercroft_kg_receipts")["receipts"] and len(receipts["receipts"]) == 1
+    assert receipts["receipts"] == _tool("undercroft_kg_receipts")["receipts"]
+    assert [r["verdict"] for r in receipts["receipts"]] == ["verified"]
+    assert _tool("undercroft_kg_receipts", problems_only=True)["receipts"] == []  # the verified one left out
 
 
 def test_drawer_get_and_list_print_the_record_the_tool_and_route_answer(cli_run: CliRun) -> None:
