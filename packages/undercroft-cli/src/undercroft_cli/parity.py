@@ -217,7 +217,7 @@ CLI_ONLY: dict[str, str] = {
 
 
 def _in_tool(tool: str) -> str:
-    return f"{tool} (and /v1 through tool_binding) does this in the tool's own handler; not lifted into operations/"
+    return f"{tool} (and /v1 through tool_binding) does this in the tool's own handler"
 
 
 def _store_call(function: str) -> str:
@@ -225,17 +225,23 @@ def _store_call(function: str) -> str:
 
 
 OPERATION_BYPASSES: dict[str, str] = {
-    # The agent plane: the MCP tool holds the logic, the CLI repeats it over the store.
-    "remember": _in_tool("undercroft_save") + " (the tool adds the fence, supersedes and its surface stamp)",
-    "drawer delete": _in_tool("undercroft_delete_drawer"),
-    "drawer check-dup": _in_tool("undercroft_check_duplicate"),
-    "stats": _in_tool("undercroft_status") + " (its own shape: wing and room counts, not VaultStats.to_dict())",
-    "taxonomy": _in_tool("undercroft_get_taxonomy"),
-    "diary write": _in_tool("undercroft_diary_write"),
-    "tunnel delete": _in_tool("undercroft_delete_tunnel"),
-    "kg add": _in_tool("undercroft_kg_add") + " (the CLI adds --span, --extractor and --grounding)",
-    "kg invalidate": _in_tool("undercroft_kg_invalidate") + " (the CLI closes by fact id, the tool by triple)",
-    "kg supersede": _in_tool("undercroft_kg_supersede") + " (the CLI closes by fact id, the tool by triple)",
+    # The agent plane: the tool's handler holds its logic; the CLI does the same act its own way, so each entry
+    # says what differs (what a shared operation would have to reconcile first).
+    "remember": _in_tool("undercroft_save") + ": one append-id drawer (fence, supersedes, vector); remember "
+    "chunks the text through store.remember",
+    "drawer delete": _in_tool("undercroft_delete_drawer") + ": one store.delete; the replies differ",
+    "drawer check-dup": _in_tool("undercroft_check_duplicate") + ": the tool defaults to similarity 0.9 and "
+    "re-reads the match; the CLI is exact unless --threshold",
+    "stats": _in_tool("undercroft_status") + ": wing and room counts; the CLI prints VaultStats.to_dict()",
+    "taxonomy": _in_tool("undercroft_get_taxonomy") + ": the quarantine wing inside the tree; the CLI beside it",
+    "diary write": _in_tool("undercroft_diary_write") + ": it stamps its surface, never the claimed agent "
+    "(deliberate, mcp/tools/diaries.py); the CLI's write_diary stamps diary:<agent>",
+    "tunnel delete": _in_tool("undercroft_delete_tunnel") + ": one delete_tunnel; the replies differ",
+    "kg add": _in_tool("undercroft_kg_add") + ": the CLI adds --span, --extractor and --grounding",
+    "kg invalidate": _in_tool("undercroft_kg_invalidate") + ": the CLI closes by fact id, the tool by triple "
+    "behind the canonical fence",
+    "kg supersede": _in_tool("undercroft_kg_supersede") + ": the CLI closes by fact id, the tool by triple "
+    "behind the canonical fence",
     # The operator plane: MCP deliberately lacks it; the CLI and /v1 each call the store function.
     "kg authority": _store_call("declare_authority"),
     "vault create": "/v1 creates through Palace.create_vault too (plus external embedders): no operation yet",
