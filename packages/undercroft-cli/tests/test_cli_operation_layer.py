@@ -312,3 +312,32 @@ def test_tunnels_and_diary_keepers_are_the_records_the_tools_answer(cli_run: Cli
     assert code == 0 and f"{made['id']}  work/desk → life  balance" in out.splitlines()
     assert cli_run("diary", "write", "coder", "Shipped the billing move.")[0] == 0
     assert _json(cli_run, "diary", "agents", "--json") == _tool("undercroft_list_agents") == {"agents": {"coder": 1}}
+
+
+def _v1(fresh_home: Path, method: str, path: str, body: dict[str, object] | None = None) -> Any:
+    """One /v1 request in process over the CLI's palace (the handle closed again before the CLI runs)."""
+    from starlette.testclient import TestClient
+    from undercroft_cli._internal.composition import pick_embedder
+    from undercroft_cli.http import Gate, Service, Tenancy, build_app
+    from undercroft_store import Palace
+
+    palace = Palace(fresh_home)
+    try:
+        tenancy = Tenancy(palace, pick_embedder(), read_only=False)
+        with TestClient(build_app(Service(tenancy, Gate(None, None), None))) as client:
+            response = client.request(method, path, json=body)
+        assert response.status_code == 200, response.text
+        return response.json()
+    finally:
+        palace.close()
+
+
+def test_trust_is_the_record_the_route_answers(cli_run: CliRun, fresh_home: Path) -> None:
+    assigned = _json(cli_run, "trust", "set", "infra", "trusted", "--json")
+    assert set(assigned) == {"wing", "trust", "at"} and assigned["trust"] == "trusted"
+    assert _v1(fresh_home, "GET", "/v1/vaults/default/trust") == {"trust": [assigned]}
+    posted = _v1(fresh_home, "POST", "/v1/vaults/default/trust", {"wing": "ops", "trust": "quarantined"})
+    assert _json(cli_run, "trust", "list", "--json") == [assigned, posted]
+    assert _json(cli_run, "trust", "list", "ops", "--json") == [posted]
+    code, out, _ = cli_run("trust", "list", "ops")
+    assert code == 0 and out == f"trust ops: quarantined (at {posted['at']})\n"

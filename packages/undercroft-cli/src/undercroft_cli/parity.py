@@ -254,8 +254,6 @@ OPERATION_BYPASSES: dict[str, str] = {
     "admission list": _store_call("list_admissions"),
     "admission allow": _store_call("allow"),
     "admission deny": _store_call("deny"),
-    "trust list": _store_call("list_trust"),
-    "trust set": _store_call("set_trust"),
     "retention list": _store_call("list_retention"),
     "retention set": _store_call("set_retention"),
     "retention sweep": _store_call("sweep"),

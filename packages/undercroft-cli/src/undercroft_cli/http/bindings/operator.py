@@ -22,7 +22,6 @@ from undercroft_store.integrity.backup import create_backup, list_backups, resto
 from undercroft_store.integrity.repair import repair_vault
 from undercroft_store.integrity.rotation import rotate_vault
 from undercroft_store.integrity.witness import check_witness_document, emit_witness
-from undercroft_store.kernel.trust import list_trust, set_trust
 from undercroft_store.memory.kg.authority import declare_authority
 from undercroft_store.memory.kg.facts import AUTHORITY_CLASSES, REVIEW_STATES
 from undercroft_vault.manifest import LEVELS
@@ -41,6 +40,7 @@ from undercroft_cli.mcp.tools.base import boolean, integer, string
 from undercroft_cli.operations.history import history_page
 from undercroft_cli.operations.refine import refine
 from undercroft_cli.operations.remote_index import index_status_record
+from undercroft_cli.operations.trust import assign_trust, trust_records
 
 __all__ = ["MAX_IMPORT_BODY", "OPERATOR_BINDINGS"]
 
@@ -288,14 +288,12 @@ OPERATOR_BINDINGS: dict[tuple[str, str], Binding] = {
         "history", {"subject": string("only records naming this drawer id"), **_PAGE}, _history, source=Source.QUERY
     ),
     ("GET", f"{_V}/trust"): Binding(
-        "trust", {}, lambda call: {"trust": [a.to_dict() for a in list_trust(call.live.store)]}, source=Source.NONE
+        "trust", {}, lambda call: {"trust": trust_records(call.live.store)}, source=Source.NONE
     ),
     ("POST", f"{_V}/trust"): Binding(
         "trust_set",
         {"wing": string("the wing"), "trust": string("its class", enum=("quarantined", "standard", "trusted"))},
-        lambda call: set_trust(
-            call.live.store, call.args.required_text("wing"), call.args.required_text("trust")
-        ).to_dict(),
+        lambda call: assign_trust(call.live.store, call.args.required_text("wing"), call.args.required_text("trust")),
         required=("wing", "trust"),
     ),
     ("GET", f"{_V}/admission"): Binding(
