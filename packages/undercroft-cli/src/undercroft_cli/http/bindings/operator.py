@@ -17,7 +17,6 @@ from undercroft_store.errors import VaultInUse
 from undercroft_store.governance.forgetting import forget, verify_forgetting
 from undercroft_store.governance.read_audit import anchor
 from undercroft_store.governance.retention import list_retention, parse_max_age, set_retention, sweep
-from undercroft_store.governance.rulings import allow, deny, list_admissions
 from undercroft_store.integrity.backup import create_backup, list_backups, restore_backup
 from undercroft_store.integrity.repair import repair_vault
 from undercroft_store.integrity.rotation import rotate_vault
@@ -37,6 +36,7 @@ from undercroft_cli.http.operations import Binding, Call, Reach, Source
 from undercroft_cli.http.tenancy import SURFACE
 from undercroft_cli.mcp.fences import resident_in_quarantine
 from undercroft_cli.mcp.tools.base import boolean, integer, string
+from undercroft_cli.operations.admission import VERDICTS, admission_queue, rule_on
 from undercroft_cli.operations.history import history_page
 from undercroft_cli.operations.refine import refine
 from undercroft_cli.operations.remote_index import index_status_record
@@ -127,10 +127,7 @@ def _history(call: Call) -> dict[str, Any]:
 
 
 def _admission_rule(call: Call) -> dict[str, Any]:
-    slot = call.args.required_text("id")
-    verdict = call.args.choice("verdict")
-    ruling = allow(call.live.store, slot) if verdict == "allow" else deny(call.live.store, slot)
-    return ruling.to_dict()
+    return rule_on(call.live.store, call.args.required_text("id"), call.args.choice("verdict") or "").to_dict()
 
 
 def _retention_set(call: Call) -> dict[str, Any]:
@@ -299,12 +296,12 @@ OPERATOR_BINDINGS: dict[tuple[str, str], Binding] = {
     ("GET", f"{_V}/admission"): Binding(
         "admission",
         {},
-        lambda call: {"queue": [item.to_dict() for item in list_admissions(call.live.store)]},
+        lambda call: {"queue": admission_queue(call.live.store)},
         source=Source.NONE,
     ),
     ("POST", f"{_V}/admission"): Binding(
         "admission_rule",
-        {"id": string("the queue entry (GET …/admission)"), "verdict": string("the ruling", enum=("allow", "deny"))},
+        {"id": string("the queue entry (GET …/admission)"), "verdict": string("the ruling", enum=VERDICTS)},
         _admission_rule,
         required=("id", "verdict"),
     ),
