@@ -250,7 +250,6 @@ OPERATION_BYPASSES: dict[str, str] = {
     "vault rotate": _store_call("rotate_vault"),
     "backup create": _store_call("create_backup"),
     "backup list": _store_call("list_backups"),
-    "repair": _store_call("repair_vault"),
     "retention list": _store_call("list_retention"),
     "retention set": _store_call("set_retention"),
     "retention sweep": _store_call("sweep"),

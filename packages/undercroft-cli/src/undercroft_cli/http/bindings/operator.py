@@ -18,7 +18,6 @@ from undercroft_store.governance.forgetting import forget, verify_forgetting
 from undercroft_store.governance.read_audit import anchor
 from undercroft_store.governance.retention import list_retention, parse_max_age, set_retention, sweep
 from undercroft_store.integrity.backup import create_backup, list_backups, restore_backup
-from undercroft_store.integrity.repair import repair_vault
 from undercroft_store.integrity.rotation import rotate_vault
 from undercroft_store.integrity.witness import check_witness_document, emit_witness
 from undercroft_store.memory.kg.authority import declare_authority
@@ -40,6 +39,7 @@ from undercroft_cli.operations.admission import VERDICTS, admission_queue, rule_
 from undercroft_cli.operations.history import history_page
 from undercroft_cli.operations.refine import refine
 from undercroft_cli.operations.remote_index import index_status_record
+from undercroft_cli.operations.repair import repair
 from undercroft_cli.operations.trust import assign_trust, trust_records
 
 __all__ = ["MAX_IMPORT_BODY", "OPERATOR_BINDINGS"]
@@ -181,8 +181,10 @@ def _repair(call: Call) -> dict[str, Any]:
     name = _vault(call)
     tokens = call.args.flag("tokens")
     with call.tenancy.closed(name):
-        return repair_vault(
-            call.tenancy.palace, name, call.tenancy.embedder_for(name), prepare=attach_reranker, tokens=tokens
+        embedder = call.tenancy.embedder_for(name)
+        # The CLI's repair, through the same function: a served embedder's words leaving are recorded.
+        return repair(
+            call.tenancy.palace, name, embedder, surface=SURFACE, tokens=tokens, prepare=attach_reranker
         ).to_dict()
 
 
