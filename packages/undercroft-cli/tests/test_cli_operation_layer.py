@@ -369,3 +369,14 @@ def test_the_admission_queue_and_rulings_are_the_records_the_route_answers(
         denied["receipt"]["forgotten"][0]["id"] == slots[1] and cli_denied["receipt"]["forgotten"][0]["id"] == slots[2]
     )
     assert _json(cli_run, "admission", "list", "--json") == [] and cli_run("verify")[0] == 0
+
+
+def test_a_restore_over_v1_carries_the_verdict_the_cli_prints(cli_run: CliRun, fresh_home: Path) -> None:
+    # A drift the shared verify record mended: the route's `verify` had every leg but no `ok`, so the console
+    # (`report.verify.ok`) said "verify FAILED" after every good restore.
+    assert cli_run("remember", "A note worth keeping.", "--wing", "ops")[0] == 0
+    backup = _json(cli_run, "backup", "create", "--json")
+    restored = _v1(fresh_home, "POST", "/v1/vaults/default/backups/restore", {"name": backup["id"]})
+    assert restored["restored"] == backup["id"] and restored["verify"]["ok"] is True
+    by_cli = _json(cli_run, "backup", "restore", backup["id"], "--force", "--json")["verify"]
+    assert list(restored["verify"]) == list(by_cli) and next(iter(by_cli)) == "ok"

@@ -35,6 +35,7 @@ from undercroft_cli.http.operations import Binding, Call, Reach, Source
 from undercroft_cli.http.tenancy import SURFACE
 from undercroft_cli.mcp.fences import resident_in_quarantine
 from undercroft_cli.mcp.tools.base import boolean, integer, string
+from undercroft_cli.operations import verify_record
 from undercroft_cli.operations.admission import VERDICTS, admission_queue, rule_on
 from undercroft_cli.operations.history import history_page
 from undercroft_cli.operations.refine import refine
@@ -116,7 +117,8 @@ def _restore(call: Call) -> dict[str, Any]:
     with call.tenancy.closed(name):
         embedder = call.tenancy.embedder_for(name)
         report = restore_backup(call.tenancy.palace, name, call.args.required_text("name"), embedder)
-    return {"restored": call.args.required_text("name"), "verify": jsonable(report)}
+    # The record `undercroft backup restore --json` and POST …/verify carry: `ok` (the verdict) first.
+    return {"restored": call.args.required_text("name"), "verify": verify_record(report)}
 
 
 def _history(call: Call) -> dict[str, Any]:
