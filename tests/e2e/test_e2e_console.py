@@ -273,7 +273,7 @@ def test_every_tab_in_headless_chromium(browser: Any, home: Path, shots: Path, t
         page.fill("#restore-form [name=name]", backup)
         page.fill("#restore-form [name=confirm]", "acme")
         page.click("#restore-form button")
-        _status(page, "Restored")
+        _status(page, f"Restored {backup}: verify ok")  # the route's verify record carries its verdict
         # the vault /mcp holds: the 409 co-resident refusal is explained, not an incident
         page.click("nav [data-tab=vaults]")
         page.click("[data-vault=default]")

@@ -128,6 +128,43 @@ def test_http_embedder_end_to_end_and_the_repair_egress_record(
     assert cli_run("verify")[0] == 0
 
 
+def test_a_repair_over_v1_records_its_embed_egress_as_the_cli_does(
+    fresh_home: Path, cli_run: Any, embed_env: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A drift the shared repair operation mended: POST /v1/…/repair re-embedded through the served model and
+    # appended no egress/embed/repair record (the CLI's repair did).
+    from starlette.testclient import TestClient
+    from undercroft_cli._internal.composition import pick_embedder
+    from undercroft_cli.http import Gate, Service, Tenancy, build_app
+    from undercroft_store import Palace
+
+    assert cli_run("remember", "The cat slept on the warm windowsill.", "--wing", "home")[0] == 0
+    monkeypatch.setenv("UNDERCROFT_EMBED_API", "ollama")
+    monkeypatch.setenv("UNDERCROFT_EMBED_DIM", "384")
+    embed_env.behaviour.status = 500  # the write lands with a counted zero vector: repair has one to send
+    assert cli_run("remember", "A second note about the garden.", "--wing", "home")[0] == 0
+    embed_env.behaviour.status = None
+    palace = Palace(fresh_home)
+    try:
+        tenancy = Tenancy(palace, pick_embedder(), read_only=False)
+        with TestClient(build_app(Service(tenancy, Gate(None, None), None))) as client:
+            response = client.post("/v1/vaults/default/repair", json={})
+    finally:
+        palace.close()
+    assert response.status_code == 200 and response.json()["embeddings_backfilled"] == 1, response.text
+    expected = _expected_tag(
+        fresh_home,
+        "egress/embed/repair",
+        surface="v1",
+        recipient=embed_env.url,
+        counts={"drawers_sent": 1},
+        manifest_digest="",
+        details={"model": "http:all-minilm"},
+    )
+    assert _egress_tags(fresh_home, "egress/embed/repair") == [expected]
+    assert cli_run("verify")[0] == 0
+
+
 def test_a_cleartext_or_unpinned_endpoint_refuses_and_the_vault_is_untouched(
     fresh_home: Path, cli_run: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

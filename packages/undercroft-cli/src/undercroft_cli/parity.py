@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CLI_ONLY", "PARITY", "Capability"]
+__all__ = ["CLI_ONLY", "OPERATION_BYPASSES", "PARITY", "Capability"]
 
 _OPERATOR = "boundary: an operator surface, deliberately never MCP (inventory OPERATOR_ONLY: {})"
 _KG_WRITE = (
@@ -214,3 +214,57 @@ CLI_ONLY: dict[str, str] = {
     "bundle sign-keygen": "local key material for sealed bundles",
 }
 """The commands of the local program, with what each does on this machine."""
+
+
+def _in_tool(tool: str) -> str:
+    return f"{tool} (and /v1 through tool_binding) does this in the tool's own handler"
+
+
+def _store_call(function: str) -> str:
+    return f"/v1 (http/bindings/operator.py) calls the store's {function} directly too: no operation on either side"
+
+
+OPERATION_BYPASSES: dict[str, str] = {
+    # The agent plane: the tool's handler holds its logic; the CLI does the same act its own way, so each entry
+    # says what differs (what a shared operation would have to reconcile first).
+    "remember": _in_tool("undercroft_save") + ": one append-id drawer (fence, supersedes, vector); remember "
+    "chunks the text through store.remember",
+    "drawer delete": _in_tool("undercroft_delete_drawer") + ": one store.delete; the replies differ",
+    "drawer check-dup": _in_tool("undercroft_check_duplicate") + ": the tool defaults to similarity 0.9 and "
+    "re-reads the match; the CLI is exact unless --threshold",
+    "stats": _in_tool("undercroft_status") + ": wing and room counts; the CLI prints VaultStats.to_dict()",
+    "taxonomy": _in_tool("undercroft_get_taxonomy") + ": the quarantine wing inside the tree; the CLI beside it",
+    "diary write": _in_tool("undercroft_diary_write") + ": it stamps its surface, never the claimed agent "
+    "(deliberate, mcp/tools/diaries.py); the CLI's write_diary stamps diary:<agent>",
+    "tunnel delete": _in_tool("undercroft_delete_tunnel") + ": one delete_tunnel; the replies differ",
+    "kg add": _in_tool("undercroft_kg_add") + ": the CLI adds --span, --extractor and --grounding",
+    "kg invalidate": _in_tool("undercroft_kg_invalidate") + ": the CLI closes by fact id, the tool by triple "
+    "behind the canonical fence",
+    "kg supersede": _in_tool("undercroft_kg_supersede") + ": the CLI closes by fact id, the tool by triple "
+    "behind the canonical fence",
+    # The operator plane: MCP deliberately lacks it; the CLI and /v1 each call the store function.
+    "kg authority": _store_call("declare_authority"),
+    "vault create": "/v1 creates through Palace.create_vault too (plus external embedders): no operation yet",
+    "vault list": "/v1 lists through Palace.list_vaults too: no operation yet",
+    "vault delete": "/v1 deletes through Palace.delete_vault too (behind its pinned-vault refusal): no operation yet",
+    "vault rotate": _store_call("rotate_vault"),
+    "backup create": _store_call("create_backup"),
+    "backup list": _store_call("list_backups"),
+    "retention list": _store_call("list_retention"),
+    "retention set": _store_call("set_retention"),
+    "retention sweep": _store_call("sweep"),
+    "forget": _store_call("forget"),
+    "witness emit": _store_call("emit_witness"),
+    "witness check": _store_call("check_witness_document"),
+    "anchor": _store_call("anchor") + " and answers its height as behind_by, which the documents define as "
+    "the lag (a drift to mend in the one operation)",
+    "export": "/v1 streams through _internal.transfer_io.collect_export and record_export: no operation yet",
+    "import": "/v1 imports through _internal.transfer_io.import_export_bytes: no operation yet",
+}
+"""The CLI commands that still reach the store themselves for a capability MCP or /v1 also carries, each with why.
+
+A command belongs here when its parity row names an MCP tool or a /v1 route and the command (its callback, or a
+function of its own module that the callback reaches) calls nothing from ``undercroft_cli.operations``.
+``tests/test_cli_operation_layer.py`` finds them by reading the source and fails both ways — a new bypass not
+listed, a listed command that no longer bypasses — so this list can only shrink.
+"""

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import click
 from undercroft_store import DEFAULT_VAULT
-from undercroft_store.governance.rulings import Ruling, allow, deny, list_admissions
+from undercroft_store.governance.rulings import Ruling
 from undercroft_vault import parse_signing_identity
 
 from undercroft_cli._internal.composition import open_reader, open_store
 from undercroft_cli._internal.exit_codes import EXIT_OK
+from undercroft_cli.operations.admission import admission_queue, rule_on
 
 __all__ = ["admission_group"]
 
@@ -27,17 +28,16 @@ def admission_group() -> None:
 def list_command(vault: str, as_json: bool) -> int:
     """Every queued write: where it was headed, what tripped, and whether its destination moved since."""
     with open_reader(vault) as store:
-        items = list_admissions(store)
+        items = admission_queue(store)
     if as_json:
-        click.echo(json.dumps([item.to_dict() for item in items], sort_keys=True))
+        click.echo(json.dumps(items, sort_keys=True))
         return EXIT_OK
     if not items:
         click.echo("admission queue: empty")
     for item in items:
-        entry = item.entry
         click.echo(
-            f"{entry.drawer_id}  -> {entry.intended_wing}/{entry.intended_room} ({entry.intended_id})  "
-            f"signals={','.join(entry.signals)}  queued={entry.queued_at}  destination={item.destination}"
+            f"{item['id']}  -> {item['intended_wing']}/{item['intended_room']} ({item['intended_id']})  "
+            f"signals={','.join(item['signals'])}  queued={item['queued_at']}  destination={item['destination']}"
         )
     return EXIT_OK
 
@@ -60,7 +60,7 @@ def _render(ruling: Ruling, as_json: bool) -> None:
 def allow_command(entry_id: str, vault: str, as_json: bool) -> int:
     """Re-file a queued write to the id it aimed at (refused if the destination moved since it was queued)."""
     with open_store(vault) as store:
-        ruling = allow(store, entry_id)
+        ruling = rule_on(store, entry_id, "allow")
     _render(ruling, as_json)
     return EXIT_OK
 
@@ -75,7 +75,7 @@ def deny_command(entry_id: str, vault: str, sign: Path | None, as_json: bool) ->
     signer = None if sign is None else parse_signing_identity(sign.read_text(encoding="ascii"))
     try:
         with open_store(vault) as store:
-            ruling = deny(store, entry_id, signer=signer)
+            ruling = rule_on(store, entry_id, "deny", signer=signer)
     finally:
         if signer is not None:
             signer.wipe()

@@ -7,27 +7,17 @@ import sys
 from datetime import UTC, datetime
 
 import click
-from undercroft_core import KIND_VOCAB, Drawer
+from undercroft_core import KIND_VOCAB
 from undercroft_store import DEFAULT_VAULT
 
 from undercroft_cli._internal.composition import open_reader, open_store
 from undercroft_cli._internal.i18n import message
+from undercroft_cli.operations import drawer_record
 from undercroft_cli.operations.drawers import UpdateRefused, update_drawer
 
 __all__ = ["drawer_group", "remember_command"]
 
 _VAULT = click.option("--vault", default=DEFAULT_VAULT, show_default=True, help="Vault to use.")
-
-
-def _as_dict(drawer: Drawer) -> dict[str, object]:
-    return {
-        "id": drawer.id,
-        "wing": drawer.wing,
-        "room": drawer.room,
-        "kind": drawer.kind,
-        "filed_at": drawer.filed_at,
-        "content": drawer.content,
-    }
 
 
 @click.command("remember")
@@ -74,7 +64,8 @@ def drawer_get(drawer_id: str, vault: str, as_json: bool) -> int:
     with open_reader(vault) as store:
         drawer = store.get(drawer_id)
     if as_json:
-        click.echo(json.dumps(_as_dict(drawer), ensure_ascii=False))
+        # The record MCP's undercroft_get_drawer and GET /v1/…/drawers/{id} answer: provenance included.
+        click.echo(json.dumps(drawer_record(drawer), ensure_ascii=False))
     else:
         click.echo(f"{drawer.id}  {drawer.wing}/{drawer.room}  {drawer.kind or '-'}  {drawer.filed_at}")
         click.echo(drawer.content)
@@ -93,7 +84,7 @@ def drawer_list(vault: str, wing: str | None, room: str | None, kind: str | None
     with open_reader(vault) as store:
         drawers = store.list_drawers(wing=wing, room=room, kind=kind, limit=limit)
     if as_json:
-        click.echo(json.dumps([_as_dict(d) for d in drawers], ensure_ascii=False))
+        click.echo(json.dumps([drawer_record(d, full=False) for d in drawers], ensure_ascii=False))
         return 0
     for drawer in drawers:
         preview = drawer.content.replace("\n", " ")

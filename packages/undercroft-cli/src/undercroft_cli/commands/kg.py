@@ -6,7 +6,7 @@ import json
 
 import click
 from undercroft_store import DEFAULT_VAULT, VaultStore
-from undercroft_store.memory.kg.authority import canonical, declare_authority
+from undercroft_store.memory.kg.authority import declare_authority
 from undercroft_store.memory.kg.facts import AUTHORITY_CLASSES, GROUNDINGS, REVIEW_STATES, Fact
 from undercroft_store.memory.kg.graph import KnowledgeGraph
 from undercroft_store.memory.kg.receipts import IntegrityVerdict, fact_receipts, support_of
@@ -14,6 +14,14 @@ from undercroft_store.memory.kg.receipts import IntegrityVerdict, fact_receipts,
 from undercroft_cli._internal.composition import open_reader, open_store
 from undercroft_cli._internal.i18n import message
 from undercroft_cli.operations.entities import ENTITY_PAGE_MAX, entity_records
+from undercroft_cli.operations.graph import (
+    canonical_fact,
+    fact_timeline,
+    facts_about,
+    facts_by_relation,
+    graph_counts,
+    receipt_rows,
+)
 
 __all__ = ["kg_group"]
 
@@ -103,7 +111,7 @@ def kg_add(
 def kg_query(entity: str, vault: str, direction: str, as_of: str | None, grounding: str | None, as_json: bool) -> int:
     """Facts about ENTITY (what was true AS-OF a date, when given)."""
     with open_reader(vault) as store:
-        facts = KnowledgeGraph(store).query(entity, direction=direction, as_of=as_of, grounding=grounding)  # type: ignore[arg-type]
+        facts = facts_about(store, entity, direction=direction, as_of=as_of, grounding=grounding)  # type: ignore[arg-type]
         _show(facts, as_json, store)
     return 0
 
@@ -117,7 +125,7 @@ def kg_query(entity: str, vault: str, direction: str, as_of: str | None, groundi
 def kg_rel(predicate: str, vault: str, as_of: str | None, grounding: str | None, as_json: bool) -> int:
     """Facts with PREDICATE."""
     with open_reader(vault) as store:
-        facts = KnowledgeGraph(store).rel(predicate, as_of=as_of, grounding=grounding)
+        facts = facts_by_relation(store, predicate, as_of=as_of, grounding=grounding)
         _show(facts, as_json, store)
     return 0
 
@@ -159,7 +167,7 @@ def kg_supersede(fact_id: str, new_object: str, vault: str, at: str | None, as_j
 def kg_timeline(entity: str | None, vault: str, as_json: bool) -> int:
     """Every fact (about ENTITY), closed ones included, in validity order."""
     with open_reader(vault) as store:
-        facts = KnowledgeGraph(store).timeline(entity)
+        facts = fact_timeline(store, entity)
         _show(facts, as_json, store)
     return 0
 
@@ -170,7 +178,7 @@ def kg_timeline(entity: str | None, vault: str, as_json: bool) -> int:
 def kg_stats(vault: str, as_json: bool) -> int:
     """Entity, fact, active and closed counts (JSON)."""
     with open_store(vault, read_only=True) as store:
-        click.echo(json.dumps(KnowledgeGraph(store).stats().to_dict()))
+        click.echo(json.dumps(graph_counts(store)))
     return 0
 
 
@@ -203,7 +211,7 @@ def kg_receipts(vault: str, integrity_only: bool, as_json: bool) -> int:
         click.echo(json.dumps({"ok": result.ok, "checked": result.checked}))
         return 0 if result.ok else 2
     if as_json:
-        rows = [{"fact_id": r.fact_id, "source_drawer": r.source_drawer, "verdict": r.verdict} for r in result.receipts]
+        rows = receipt_rows(result)
         click.echo(json.dumps({"ok": result.ok, "receipts": rows, "counts": result.counts, "uncited": result.uncited}))
         return 0 if result.ok else 2
     for receipt in result.receipts:
@@ -250,7 +258,7 @@ def kg_authority(
 def kg_canonical(key: str, vault: str, as_json: bool) -> int:
     """The one active approved fact for KEY, or nothing (exit 1)."""
     with open_reader(vault) as store:
-        fact = canonical(store, key)
+        fact = canonical_fact(store, key)
         if fact is None:
             click.echo("no canonical fact", err=True)
             return 1

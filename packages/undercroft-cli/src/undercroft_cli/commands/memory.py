@@ -9,15 +9,17 @@ import click
 from undercroft_store import DEFAULT_VAULT
 from undercroft_store.memory.closets import build_closets, render_closets
 from undercroft_store.memory.dedup import check_duplicate, dedup
-from undercroft_store.memory.diaries import diary_agents, read_diary, write_diary
+from undercroft_store.memory.diaries import read_diary, write_diary
 from undercroft_store.memory.hallways import hallways
-from undercroft_store.memory.tunnels import create_tunnel, delete_tunnel, follow_tunnel, list_tunnels, traverse
+from undercroft_store.memory.tunnels import delete_tunnel, follow_tunnel, traverse
 from undercroft_store.memory.wakeup import wake_up
 
 from undercroft_cli._internal.composition import open_palace, open_reader, open_store
 from undercroft_cli._internal.egress import advised_egress
 from undercroft_cli._internal.i18n import message
 from undercroft_cli.operations import closet_record, dedup_record, drawer_record, hallway_record, reached_records
+from undercroft_cli.operations.diaries import diary_keepers
+from undercroft_cli.operations.tunnels import open_tunnel, tunnel_records
 
 __all__ = [
     "check_dup_command",
@@ -83,11 +85,11 @@ def diary_read(agent: str, vault: str, last: int, topic: str | None, as_json: bo
 def diary_agents_command(vault: str, as_json: bool) -> int:
     """Agents with a diary and their entry counts."""
     with open_store(vault, read_only=True) as store:
-        agents = diary_agents(store)
+        keepers = diary_keepers(store)
     if as_json:
-        click.echo(json.dumps({"agents": agents}, ensure_ascii=False))
+        click.echo(json.dumps(keepers, ensure_ascii=False))
         return 0
-    for agent, count in agents.items():
+    for agent, count in keepers["agents"].items():
         click.echo(f"{agent}  {count}")
     return 0
 
@@ -110,8 +112,8 @@ def tunnel_create(
 ) -> int:
     """Link FROM_WING to TO_WING with LABEL."""
     with open_store(vault) as store:
-        tunnel = create_tunnel(store, from_wing, to_wing, label, from_room=from_room, to_room=to_room)
-    click.echo(json.dumps(tunnel.to_dict(), ensure_ascii=False) if as_json else f"created: {tunnel.id}")
+        tunnel = open_tunnel(store, from_wing, to_wing, label, from_room=from_room, to_room=to_room)
+    click.echo(json.dumps(tunnel, ensure_ascii=False) if as_json else f"created: {tunnel['id']}")
     return 0
 
 
@@ -122,14 +124,14 @@ def tunnel_create(
 def tunnel_list(vault: str, wing: str | None, as_json: bool) -> int:
     """Tunnels (with an end in WING)."""
     with open_store(vault, read_only=True) as store:
-        tunnels = list_tunnels(store, wing=wing)
+        tunnels = tunnel_records(store, wing=wing)
     if as_json:
-        click.echo(json.dumps([t.to_dict() for t in tunnels], ensure_ascii=False))
+        click.echo(json.dumps(tunnels, ensure_ascii=False))
         return 0
     for tunnel in tunnels:
-        start = tunnel.from_wing + (f"/{tunnel.from_room}" if tunnel.from_room else "")
-        end = tunnel.to_wing + (f"/{tunnel.to_room}" if tunnel.to_room else "")
-        click.echo(f"{tunnel.id}  {start} → {end}  {tunnel.label}")
+        start = f"{tunnel['from_wing']}" + (f"/{tunnel['from_room']}" if tunnel["from_room"] else "")
+        end = f"{tunnel['to_wing']}" + (f"/{tunnel['to_room']}" if tunnel["to_room"] else "")
+        click.echo(f"{tunnel['id']}  {start} → {end}  {tunnel['label']}")
     return 0
 
 

@@ -15,13 +15,13 @@ import click
 from undercroft_config import settings
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import DEFAULT_VAULT
-from undercroft_store.governance.read_audit import InternalRead, silent
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_OK
 from undercroft_cli._internal.i18n import message
 from undercroft_cli._internal.progress import progress
 from undercroft_cli.errors import Error
+from undercroft_cli.operations.drawers import delete_by_source
 
 if TYPE_CHECKING:  # the parsers load only when a command runs: start-up time is every call's cost
     from undercroft_cli._internal.filing import FilingReport
@@ -279,14 +279,11 @@ def delete_by_source_command(source: str, vault: str, wing: str | None, dry_run:
         )
     resolved = Path(source).expanduser().resolve().as_posix()
     with open_store(vault, read_only=dry_run) as store:
-        with silent(store, InternalRead.WRITE_DECISION):  # which drawers to delete; no words are printed
-            ids = [d.id for d in store.list_drawers(wing=wing) if d.source_file == resolved]
-        if not ids:
-            raise SourceNotFound(f"no drawer in vault {vault!r} was mined from {resolved}")
-        for drawer_id in [] if dry_run else ids:
-            store.delete(drawer_id)
+        body = delete_by_source(store, resolved, wing=wing, dry_run=dry_run)  # nothing matched: nothing deleted
+    ids = body["matched"]
+    if not ids:
+        raise SourceNotFound(f"no drawer in vault {vault!r} was mined from {resolved}")
     if as_json:
-        body = {"source_file": resolved, "dry_run": dry_run, "matched": ids, "deleted": 0 if dry_run else len(ids)}
         click.echo(json.dumps(body))
     elif dry_run:
         click.echo(message("delete_by_source.would", count=len(ids), source=resolved))

@@ -7,11 +7,11 @@ import sys
 
 import click
 from undercroft_store import DEFAULT_VAULT
-from undercroft_store.integrity.repair import Progress, repair_vault
+from undercroft_store.integrity.repair import Progress
 
 from undercroft_cli._internal.composition import attach_reranker, open_palace, pick_reranker, vault_embedder
-from undercroft_cli._internal.egress import served_egress
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
+from undercroft_cli.operations.repair import repair
 
 __all__ = ["repair_command", "terminal_progress"]
 
@@ -49,14 +49,14 @@ def repair_command(vault: str, tokens: bool, as_json: bool) -> int:
     pick_reranker()  # a declared-but-unusable stage refuses before the vault opens
     with open_palace() as palace:
         embedder = vault_embedder(palace, vault)
-        report = repair_vault(
+        report = repair(
             palace,
             vault,
             embedder,
-            progress=terminal_progress(),
-            after=served_egress(embedder),
-            prepare=attach_reranker,
+            surface="cli",
             tokens=tokens,
+            prepare=attach_reranker,
+            progress=terminal_progress(),
         )
     click.echo(json.dumps(report.to_dict()) if as_json else report.render())
     return EXIT_OK if report.ok else EXIT_INTEGRITY

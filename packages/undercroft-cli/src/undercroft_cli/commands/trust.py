@@ -7,11 +7,11 @@ import json
 import click
 from undercroft_core.vocabulary import TRUST_VOCAB
 from undercroft_store import DEFAULT_VAULT
-from undercroft_store.kernel.trust import list_trust, set_trust
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_OK
 from undercroft_cli._internal.i18n import message
+from undercroft_cli.operations.trust import assign_trust, trust_records
 
 __all__ = ["trust_group"]
 
@@ -29,11 +29,11 @@ def trust_group() -> None:
 def set_command(wing: str, trust: str, vault: str, as_json: bool) -> int:
     """Assign TRUST (one of quarantined, standard, trusted) to WING: a tagged row and a chain record."""
     with open_store(vault) as store:
-        assignment = set_trust(store, wing, trust)
+        assignment = assign_trust(store, wing, trust)
     if as_json:
-        click.echo(json.dumps(assignment.to_dict(), sort_keys=True))
+        click.echo(json.dumps(assignment, sort_keys=True))
         return EXIT_OK
-    click.echo(message("trust.assigned", wing=assignment.wing, trust=assignment.trust, at=assignment.at))
+    click.echo(message("trust.assigned", wing=assignment["wing"], trust=assignment["trust"], at=assignment["at"]))
     return EXIT_OK
 
 
@@ -44,14 +44,16 @@ def set_command(wing: str, trust: str, vault: str, as_json: bool) -> int:
 def list_command(wing: str | None, vault: str, as_json: bool) -> int:
     """Every verified assignment (or WING's); exit 2 when a row fails its tag or is not its newest record."""
     with open_store(vault, read_only=True) as store:
-        assignments = [a for a in list_trust(store) if wing is None or a.wing == wing]
+        assignments = trust_records(store, wing=wing)
     if as_json:
-        click.echo(json.dumps([a.to_dict() for a in assignments], sort_keys=True))
+        click.echo(json.dumps(assignments, sort_keys=True))
     elif wing is not None and not assignments:
         click.echo(f"trust {wing}: standard (unassigned)")
     else:
         for assignment in assignments:
-            click.echo(message("trust.assigned", wing=assignment.wing, trust=assignment.trust, at=assignment.at))
+            click.echo(
+                message("trust.assigned", wing=assignment["wing"], trust=assignment["trust"], at=assignment["at"])
+            )
         if not assignments:
             click.echo(f"no wing assigned; every wing is standard (classes: {', '.join(TRUST_VOCAB)})")
     return EXIT_OK

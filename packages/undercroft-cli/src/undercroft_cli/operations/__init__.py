@@ -13,7 +13,10 @@ What does not: click, the MCP SDK, HTTP, a terminal, an exit code. An operation 
 root ``pyproject.toml`` enforce the direction: ``commands`` ↛ ``mcp``, ``mcp`` ↛ ``commands``, and this
 package imports neither.
 
-The ``serve-http`` issue builds this layer out (the ``/v1`` routes call the same operations the tools do).
+The ``serve-http`` issue builds this layer out (the ``/v1`` routes call the same operations the tools do). A CLI
+command whose parity row names an MCP tool or a /v1 route calls this layer, or is named in
+``undercroft_cli.parity.OPERATION_BYPASSES`` with what still differs (``tests/test_cli_operation_layer.py`` reads
+the commands' source and holds the list to shrinking).
 """
 
 from undercroft_cli.operations.remote_index import INDEX_STATUS_SCHEMA, index_status_record

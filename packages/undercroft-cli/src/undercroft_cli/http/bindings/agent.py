@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from undercroft_store.memory.dedup import save_with_dedup
-from undercroft_store.memory.kg.graph import KnowledgeGraph
 from undercroft_store.memory.kg.receipts import fact_receipts
 from undercroft_store.memory.tunnels import follow_tunnel, list_tunnels
 
@@ -23,6 +22,7 @@ from undercroft_cli.mcp.tools import registry
 from undercroft_cli.mcp.tools.base import boolean, integer, number, string
 from undercroft_cli.mcp.tools.drawers import DEFAULT_ROOM, DEFAULT_WING
 from undercroft_cli.operations import drawer_record
+from undercroft_cli.operations.graph import graph_counts
 
 __all__ = ["AGENT_BINDINGS"]
 
@@ -93,7 +93,7 @@ def _stats() -> Binding:
         data = dict(tool.handler(call))
         store = call.live.store
         data["records"] = data["drawers"]
-        data["kg"] = KnowledgeGraph(store).stats().to_dict()
+        data["kg"] = graph_counts(store)
         data["tunnels"] = len(list_tunnels(store))
         data["codebooks"] = store.stats().index_generation
         return data

@@ -17,12 +17,9 @@ from undercroft_store.errors import VaultInUse
 from undercroft_store.governance.forgetting import forget, verify_forgetting
 from undercroft_store.governance.read_audit import anchor
 from undercroft_store.governance.retention import list_retention, parse_max_age, set_retention, sweep
-from undercroft_store.governance.rulings import allow, deny, list_admissions
 from undercroft_store.integrity.backup import create_backup, list_backups, restore_backup
-from undercroft_store.integrity.repair import repair_vault
 from undercroft_store.integrity.rotation import rotate_vault
 from undercroft_store.integrity.witness import check_witness_document, emit_witness
-from undercroft_store.kernel.trust import list_trust, set_trust
 from undercroft_store.memory.kg.authority import declare_authority
 from undercroft_store.memory.kg.facts import AUTHORITY_CLASSES, REVIEW_STATES
 from undercroft_vault.manifest import LEVELS
@@ -38,9 +35,13 @@ from undercroft_cli.http.operations import Binding, Call, Reach, Source
 from undercroft_cli.http.tenancy import SURFACE
 from undercroft_cli.mcp.fences import resident_in_quarantine
 from undercroft_cli.mcp.tools.base import boolean, integer, string
+from undercroft_cli.operations import verify_record
+from undercroft_cli.operations.admission import VERDICTS, admission_queue, rule_on
 from undercroft_cli.operations.history import history_page
 from undercroft_cli.operations.refine import refine
 from undercroft_cli.operations.remote_index import index_status_record
+from undercroft_cli.operations.repair import repair
+from undercroft_cli.operations.trust import assign_trust, trust_records
 
 __all__ = ["MAX_IMPORT_BODY", "OPERATOR_BINDINGS"]
 
@@ -116,7 +117,8 @@ def _restore(call: Call) -> dict[str, Any]:
     with call.tenancy.closed(name):
         embedder = call.tenancy.embedder_for(name)
         report = restore_backup(call.tenancy.palace, name, call.args.required_text("name"), embedder)
-    return {"restored": call.args.required_text("name"), "verify": jsonable(report)}
+    # The record `undercroft backup restore --json` and POST …/verify carry: `ok` (the verdict) first.
+    return {"restored": call.args.required_text("name"), "verify": verify_record(report)}
 
 
 def _history(call: Call) -> dict[str, Any]:
@@ -127,10 +129,7 @@ def _history(call: Call) -> dict[str, Any]:
 
 
 def _admission_rule(call: Call) -> dict[str, Any]:
-    slot = call.args.required_text("id")
-    verdict = call.args.choice("verdict")
-    ruling = allow(call.live.store, slot) if verdict == "allow" else deny(call.live.store, slot)
-    return ruling.to_dict()
+    return rule_on(call.live.store, call.args.required_text("id"), call.args.choice("verdict") or "").to_dict()
 
 
 def _retention_set(call: Call) -> dict[str, Any]:
@@ -184,8 +183,10 @@ def _repair(call: Call) -> dict[str, Any]:
     name = _vault(call)
     tokens = call.args.flag("tokens")
     with call.tenancy.closed(name):
-        return repair_vault(
-            call.tenancy.palace, name, call.tenancy.embedder_for(name), prepare=attach_reranker, tokens=tokens
+        embedder = call.tenancy.embedder_for(name)
+        # The CLI's repair, through the same function: a served embedder's words leaving are recorded.
+        return repair(
+            call.tenancy.palace, name, embedder, surface=SURFACE, tokens=tokens, prepare=attach_reranker
         ).to_dict()
 
 
@@ -290,25 +291,23 @@ OPERATOR_BINDINGS: dict[tuple[str, str], Binding] = {
         "history", {"subject": string("only records naming this drawer id"), **_PAGE}, _history, source=Source.QUERY
     ),
     ("GET", f"{_V}/trust"): Binding(
-        "trust", {}, lambda call: {"trust": [a.to_dict() for a in list_trust(call.live.store)]}, source=Source.NONE
+        "trust", {}, lambda call: {"trust": trust_records(call.live.store)}, source=Source.NONE
     ),
     ("POST", f"{_V}/trust"): Binding(
         "trust_set",
         {"wing": string("the wing"), "trust": string("its class", enum=("quarantined", "standard", "trusted"))},
-        lambda call: set_trust(
-            call.live.store, call.args.required_text("wing"), call.args.required_text("trust")
-        ).to_dict(),
+        lambda call: assign_trust(call.live.store, call.args.required_text("wing"), call.args.required_text("trust")),
         required=("wing", "trust"),
     ),
     ("GET", f"{_V}/admission"): Binding(
         "admission",
         {},
-        lambda call: {"queue": [item.to_dict() for item in list_admissions(call.live.store)]},
+        lambda call: {"queue": admission_queue(call.live.store)},
         source=Source.NONE,
     ),
     ("POST", f"{_V}/admission"): Binding(
         "admission_rule",
-        {"id": string("the queue entry (GET …/admission)"), "verdict": string("the ruling", enum=("allow", "deny"))},
+        {"id": string("the queue entry (GET …/admission)"), "verdict": string("the ruling", enum=VERDICTS)},
         _admission_rule,
         required=("id", "verdict"),
     ),

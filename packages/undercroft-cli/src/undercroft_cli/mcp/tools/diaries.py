@@ -16,7 +16,7 @@ from undercroft_core.errors import InvalidInput
 from undercroft_core.names import validate_name
 from undercroft_store import Screen
 from undercroft_store.errors import NothingToRemember
-from undercroft_store.memory.diaries import DIARY_ROOM, diary_agents, diary_wing, read_diary
+from undercroft_store.memory.diaries import DIARY_ROOM, diary_wing, read_diary
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.errors import InvalidArgument
@@ -24,6 +24,7 @@ from undercroft_cli.mcp.tools.base import ToolOutput, ToolSession, ToolSpec, dra
 from undercroft_cli.mcp.tools.drawers import describe_write
 from undercroft_cli.mcp.tools.search import SEARCH_NOTICE
 from undercroft_cli.operations import DRAWER_SCHEMA, WRITE_PROPERTIES, drawer_record
+from undercroft_cli.operations.diaries import diary_keepers
 
 __all__ = ["DIARY_TOOLS"]
 
@@ -70,7 +71,7 @@ def _diary_read(session: ToolSession, args: Arguments) -> ToolOutput:
 
 
 def _list_agents(session: ToolSession, args: Arguments) -> str:
-    return json.dumps({"agents": diary_agents(session.store)}, indent=2, ensure_ascii=False)
+    return json.dumps(diary_keepers(session.store), indent=2, ensure_ascii=False)
 
 
 _AGENT = string("your name: each agent has its own diary wing (diary-<agent_name>)")

@@ -38,7 +38,7 @@ from undercroft_cli.mcp.tools.base import (
     vector,
 )
 from undercroft_cli.operations import DRAWER_SCHEMA, WRITE_PROPERTIES, drawer_record
-from undercroft_cli.operations.drawers import UpdateRefused, update_drawer
+from undercroft_cli.operations.drawers import UpdateRefused, delete_by_source, update_drawer
 
 __all__ = ["DEFAULT_ROOM", "DEFAULT_WING", "DRAWER_TOOLS", "SupersessionUnaccounted", "describe_write", "write_output"]
 
@@ -212,16 +212,11 @@ def _delete_drawer(session: ToolSession, args: Arguments) -> ToolOutput:
 
 def _delete_by_source(session: ToolSession, args: Arguments) -> ToolOutput:
     source = args.required_text("source_file")
-    dry_run = args.flag("dry_run")
-    with silent(session.store, InternalRead.WRITE_DECISION):  # ids and a count go back (dry run too), no words
-        # A write decision, not a read: every wing's drawers from the source, whatever the read floor admits.
-        matched = [d.id for d in session.store.list_drawers(trust_floor=False) if d.source_file == source]
-    data = {"source_file": source, "dry_run": dry_run, "matched": matched, "deleted": 0 if dry_run else len(matched)}
-    if dry_run:
+    data = delete_by_source(session.store, source, dry_run=args.flag("dry_run"))
+    matched = data["matched"]
+    if data["dry_run"]:
         text = f"would delete {len(matched)} drawer(s) mined from {source} (dry run: pass dry_run=false to delete)"
         return ToolOutput(text + "".join(f"\n  {i}" for i in matched), data)
-    for drawer_id in matched:
-        session.store.delete(drawer_id)
     return ToolOutput(f"deleted {len(matched)} drawer(s) mined from {source}", data)
 
 

@@ -13,16 +13,24 @@ import json
 from typing import Any, cast
 
 from undercroft_store.governance.read_audit import InternalRead, silent
-from undercroft_store.memory.kg.authority import canonical
 from undercroft_store.memory.kg.facts import GROUNDINGS, Fact
 from undercroft_store.memory.kg.graph import KnowledgeGraph
-from undercroft_store.memory.kg.receipts import ReceiptReport, fact_receipts, support_of
+from undercroft_store.memory.kg.receipts import ReceiptReport, fact_receipts
 
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.errors import InvalidArgument, ToolRefused
 from undercroft_cli.mcp.tools.base import ToolOutput, ToolSession, ToolSpec, boolean, integer, string
 from undercroft_cli.operations import FACT_SCHEMA, fact_record
 from undercroft_cli.operations.entities import ENTITY_PAGE_MAX, ENTITY_SCHEMA, entity_records
+from undercroft_cli.operations.graph import (
+    canonical_fact,
+    fact_timeline,
+    facts_about,
+    facts_by_relation,
+    facts_record,
+    graph_counts,
+    receipt_rows,
+)
 
 __all__ = ["GRAPH_TOOLS"]
 
@@ -32,10 +40,7 @@ _GROUNDING = string("only facts so grounded (default: all three)", enum=GROUNDIN
 
 
 def _facts(session: ToolSession, facts: list[Fact]) -> str:
-    # Each cited fact's support: its receipt and the byte ranges of its words (offsets only, never the words).
-    support = support_of(session.store, facts)
-    records = [fact_record(fact, support.get(fact.id)) for fact in facts]
-    return json.dumps({"facts": records}, indent=2, ensure_ascii=False)
+    return json.dumps(facts_record(session.store, facts), indent=2, ensure_ascii=False)
 
 
 def _open_facts(graph: KnowledgeGraph, args: Arguments, subject: str, predicate: str, obj: str | None) -> list[Fact]:
@@ -97,10 +102,10 @@ def _kg_supersede(session: ToolSession, args: Arguments) -> ToolOutput:
 
 def _kg_query(session: ToolSession, args: Arguments) -> str:
     direction = args.choice("direction") or "both"
-    graph = KnowledgeGraph(session.store)
-    facts = graph.query(
+    facts = facts_about(
+        session.store,
         args.required_text("entity"),
-        direction=cast(Any, direction),
+        direction=cast(Any, direction),  # one of the enum's values: the parser checked it
         as_of=args.text("as_of"),
         grounding=args.choice("grounding"),
     )
@@ -108,35 +113,30 @@ def _kg_query(session: ToolSession, args: Arguments) -> str:
 
 
 def _kg_timeline(session: ToolSession, args: Arguments) -> str:
-    grounding = args.choice("grounding")
-    facts = KnowledgeGraph(session.store).timeline(args.text("entity"))
-    return _facts(session, [fact for fact in facts if grounding is None or fact.grounding == grounding])
+    facts = fact_timeline(session.store, args.text("entity"), grounding=args.choice("grounding"))
+    return _facts(session, facts)
 
 
 def _kg_stats(session: ToolSession, args: Arguments) -> str:
-    return json.dumps(KnowledgeGraph(session.store).stats().to_dict(), indent=2)
+    return json.dumps(graph_counts(session.store), indent=2)
 
 
 def _kg_rel(session: ToolSession, args: Arguments) -> str:
-    graph = KnowledgeGraph(session.store)
-    facts = graph.rel(args.required_text("predicate"), as_of=args.text("as_of"), grounding=args.choice("grounding"))
+    facts = facts_by_relation(
+        session.store, args.required_text("predicate"), as_of=args.text("as_of"), grounding=args.choice("grounding")
+    )
     return _facts(session, facts)
 
 
 def _kg_receipts(session: ToolSession, args: Arguments) -> str:
     report = fact_receipts(session.store)
     assert isinstance(report, ReceiptReport)  # integrity_only=False always answers the full report
-    problems_only = args.flag("problems_only")
-    rows: list[dict[str, Any]] = [
-        {"fact_id": r.fact_id, "source_drawer": r.source_drawer, "verdict": r.verdict}
-        for r in report.receipts
-        if not problems_only or r.verdict != "verified"
-    ]
+    rows = receipt_rows(report, problems_only=args.flag("problems_only"))
     return json.dumps({"counts": report.counts, "uncited": report.uncited, "receipts": rows}, indent=2)
 
 
 def _lookup_canonical(session: ToolSession, args: Arguments) -> ToolOutput:
-    fact = canonical(session.store, args.required_text("key"))
+    fact = canonical_fact(session.store, args.required_text("key"))
     if fact is None:
         text = "no canonical fact holds this key: no declared truth exists (this is not a guess)"
         return ToolOutput(text, {"fact": None})

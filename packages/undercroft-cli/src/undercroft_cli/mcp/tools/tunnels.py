@@ -14,12 +14,13 @@ from undercroft_store.memory import tunnels
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.tools.base import ToolOutput, ToolSession, ToolSpec, drawer_block, integer, read_once, string
 from undercroft_cli.operations import DRAWER_SCHEMA, drawer_record, reached_records
+from undercroft_cli.operations.tunnels import open_tunnel, tunnel_records
 
 __all__ = ["TUNNEL_TOOLS"]
 
 
 def _create(session: ToolSession, args: Arguments) -> ToolOutput:
-    tunnel = tunnels.create_tunnel(
+    tunnel = open_tunnel(
         session.store,
         args.required_text("source_wing"),
         args.required_text("target_wing"),
@@ -27,12 +28,12 @@ def _create(session: ToolSession, args: Arguments) -> ToolOutput:
         from_room=args.text("source_room"),
         to_room=args.text("target_room"),
     )
-    return ToolOutput(f"created: {tunnel.id}", {"tunnel": tunnel.to_dict()})
+    return ToolOutput(f"created: {tunnel['id']}", {"tunnel": tunnel})
 
 
 def _list(session: ToolSession, args: Arguments) -> str:
-    found = tunnels.list_tunnels(session.store, wing=args.text("wing"))
-    return json.dumps({"tunnels": [t.to_dict() for t in found]}, indent=2, ensure_ascii=False)
+    found = tunnel_records(session.store, wing=args.text("wing"))
+    return json.dumps({"tunnels": found}, indent=2, ensure_ascii=False)
 
 
 def _delete(session: ToolSession, args: Arguments) -> ToolOutput:
