@@ -187,3 +187,21 @@ def test_export_with_the_id_key_and_an_adopting_import_keep_every_drawer_id(clie
     assert _chain(client, "busy") == chain
     bad = client.get("/v1/vaults/default/export", params={"with_id_key": "maybe"})
     assert bad.status_code == 400 and "with_id_key" in bad.text
+
+
+def test_anchor_answers_how_far_behind_the_anchor_was_once(fresh_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``POST …/anchor``'s ``behind_by`` is the lag (the documents' reading), never the height: read records left
+    behind the anchor are counted, a second call answers 0, and the first anchor of a vault this process had not
+    served reports the lag its own open re-anchored — once."""
+    monkeypatch.setenv("UNDERCROFT_READ_AUDIT", "chain")
+    with _serving(fresh_home) as client:
+        saved = client.post("/v1/vaults/default/drawers", json={"text": "the harbour gate opens at six"}).json()
+        for _ in range(3):  # each audited read appends a record and leaves the anchor where it was
+            assert client.get(f"/v1/vaults/default/drawers/{saved['id']}").status_code == 200
+        assert client.post("/v1/vaults/default/anchor").json() == {"behind_by": 3}
+        assert client.post("/v1/vaults/default/anchor").json() == {"behind_by": 0}
+        for _ in range(2):
+            assert client.get(f"/v1/vaults/default/drawers/{saved['id']}").status_code == 200
+    with _serving(fresh_home) as client:  # a new process: the open re-anchors the two records itself
+        assert client.post("/v1/vaults/default/anchor").json() == {"behind_by": 2}
+        assert client.post("/v1/vaults/default/anchor").json() == {"behind_by": 0}

@@ -256,8 +256,8 @@ OPERATION_BYPASSES: dict[str, str] = {
     "forget": _store_call("forget"),
     "witness emit": _store_call("emit_witness"),
     "witness check": _store_call("check_witness_document"),
-    "anchor": _store_call("anchor") + " and answers its height as behind_by, which the documents define as "
-    "the lag (a drift to mend in the one operation)",
+    "anchor": _store_call("close_window") + " (the CLI prints the anchored height and behind_by, /v1 behind_by):"
+    " no operation yet",
     "export": "/v1 streams through _internal.transfer_io.collect_export and record_export: no operation yet",
     "import": "/v1 imports through _internal.transfer_io.import_export_bytes: no operation yet",
 }

@@ -6,7 +6,7 @@ import json
 
 import click
 from undercroft_store import DEFAULT_VAULT
-from undercroft_store.governance.read_audit import anchor
+from undercroft_store.governance.read_audit import close_window
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_OK
@@ -17,12 +17,11 @@ __all__ = ["anchor_command"]
 
 @click.command("anchor")
 @click.option("--vault", default=DEFAULT_VAULT, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print {vault, anchored_at}.")
+@click.option("--json", "as_json", is_flag=True, help="Print {vault, anchored_at, behind_by}.")
 def anchor_command(vault: str, as_json: bool) -> int:
     """Anchor the manifest at the committed chain head."""
-    with open_store(vault) as store:
-        height = anchor(store)
-    click.echo(
-        json.dumps({"vault": vault, "anchored_at": height}) if as_json else message("anchor.done", height=height)
-    )
+    with open_store(vault) as store:  # the open re-anchors a lagging manifest: close_window reports that lag
+        closed = close_window(store)
+    document = {"vault": vault, "anchored_at": closed.height, "behind_by": closed.behind_by}
+    click.echo(json.dumps(document) if as_json else message("anchor.done", height=closed.height))
     return EXIT_OK

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Final
+from typing import Final, NamedTuple
 
 from undercroft_config import settings
 from undercroft_core.errors import InvalidInput
@@ -54,9 +54,11 @@ __all__ = [
     "CeilingReport",
     "InternalRead",
     "InvalidAuditRecord",
+    "WindowClosed",
     "anchor",
     "audited_read",
     "ceiling_report",
+    "close_window",
     "egress_document",
     "read_audit_enabled",
     "record_egress",
@@ -219,6 +221,24 @@ def anchor(target: VaultStore | VaultContext) -> int:
         raise ReadOnlyStore(f"vault {context.vault_id!r} is open read-only: anchor is a write")
     _head, height = anchor_now(context)
     return height
+
+
+class WindowClosed(NamedTuple):
+    """What `close_window` did: the height anchored at, and how far behind the anchor was."""
+
+    height: int
+    behind_by: int
+
+
+def close_window(target: VaultStore | VaultContext) -> WindowClosed:
+    """`anchor`, also answering how far behind the anchor was a moment ago (``behind_by``): the records since this
+    handle last anchored, plus — once, on the handle's first call — the lag its own open re-anchored (a server's
+    first anchor to a vault it had not served opens it, and the open closes the window before the call can)."""
+    context = _context_of(target)
+    before = context.manifest.anchor.count
+    height = anchor(context)
+    healed, context.open_anchor_lag = context.open_anchor_lag, 0
+    return WindowClosed(height, max(0, height - before) + healed)
 
 
 def ceiling_report(target: VaultStore | VaultContext, ceiling: int | None = None) -> CeilingReport:

@@ -15,7 +15,7 @@ from starlette.responses import Response
 from undercroft_core.external_embedder import EXTERNAL_PREFIX, ExternalEmbedder
 from undercroft_store.errors import VaultInUse
 from undercroft_store.governance.forgetting import forget, verify_forgetting
-from undercroft_store.governance.read_audit import anchor
+from undercroft_store.governance.read_audit import close_window
 from undercroft_store.governance.retention import list_retention, parse_max_age, set_retention, sweep
 from undercroft_store.integrity.backup import create_backup, list_backups, restore_backup
 from undercroft_store.integrity.rotation import rotate_vault
@@ -378,7 +378,7 @@ OPERATOR_BINDINGS: dict[tuple[str, str], Binding] = {
         _refine,
     ),
     ("POST", f"{_V}/anchor"): Binding(
-        "anchor", {}, lambda call: {"behind_by": anchor(call.live.store)}, source=Source.NONE
+        "anchor", {}, lambda call: {"behind_by": close_window(call.live.store).behind_by}, source=Source.NONE
     ),
     ("POST", f"{_V}/rotate"): Binding("rotate", {}, _rotate, source=Source.NONE, reach=Reach.PALACE),
     ("GET", f"{_V}/export"): Binding(

@@ -61,6 +61,9 @@ class VaultContext:
     late_pq_next: int = 0  # the stored-matrix count this handle next tries to train at (after a try that could not)
     unhealed: list[str] = field(default_factory=list)
     healed: list[str] = field(default_factory=list)
+    # Records the manifest anchor was behind when this handle's open re-anchored it: reported once, by the first
+    # `read_audit.close_window` on the handle (that call's own lag is 0, the open having closed the window).
+    open_anchor_lag: int = 0
     # Append indices this handle allocated and has not yet written: a write of one must create, never replace.
     fresh_appends: set[int] = field(default_factory=set)
     # seq -> (keys, the row's verified bytes, the drawer they gave): a batched read of bytes identical to bytes

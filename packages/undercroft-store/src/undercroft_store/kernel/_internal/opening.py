@@ -329,6 +329,7 @@ def _reconcile_chain(context: VaultContext) -> None:
             "re-anchored (a crash between a commit and its anchor, or an older vault.json put back)"
         )
         _heal(context, what, anchor_to_head=True)
+        context.open_anchor_lag = behind
 
 
 def _heal(context: VaultContext, what: str, *, anchor_to_head: bool) -> None:
