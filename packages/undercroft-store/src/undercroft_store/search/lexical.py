@@ -202,6 +202,22 @@ def _typos(term: str, vocabulary: set[str]) -> list[str]:
     return sorted(found)
 
 
+def _typo_scan(term: str, lexicon: Lexicon, start: int) -> frozenset[int]:
+    """Ids from ``start`` on of the lexicon's terms within ``term``'s typo budget: exactly `_typos` over those
+    terms, with the length and letter filters read from the lexicon's term shapes in numpy (`TermShapes`)."""
+    budget = typo_budget(term)
+    if budget == 0:
+        return frozenset()
+    terms = lexicon.terms
+    lexicon.shapes.extend(terms)
+    letters = frozenset(term)
+    return frozenset(
+        i
+        for i in lexicon.shapes.near(term, budget, start).tolist()
+        if len(letters.symmetric_difference(terms[i])) <= 2 * budget and _edit_distance_within(term, terms[i], budget)
+    )
+
+
 def _pool_resolution(pool: LexicalPool) -> LanguageResolution:
     """Resolve a language from the function words of the pool's best candidates (occurrences counted)."""
     rows = pool.entries[:_RESOLUTION_SAMPLE]
@@ -284,8 +300,7 @@ def _typo_ids(term: str, lexicon: Lexicon) -> frozenset[int]:
     checked, found = (held[1], held[2]) if held is not None and held[0] == lexicon.epoch else (0, frozenset())
     terms = lexicon.terms
     if checked < len(terms):
-        fresh = _typos(term, set(terms[checked:]))
-        found = found | {i for other in fresh if (i := lexicon.term_id(other)) is not None}
+        found = found | _typo_scan(term, lexicon, checked)
         if len(memo) >= _TYPO_MEMO:
             memo.clear()
         memo[term] = (lexicon.epoch, len(terms), found)

@@ -31,6 +31,7 @@ from undercroft_core.language import LANGUAGES, function_words, lexeme_keys, scr
 from undercroft_store.search._internal.change_feed import change_feed
 from undercroft_store.search._internal.row_marks import tag_marks, tags_of, too_many
 from undercroft_store.search._internal.term_bags import TermBag, term_bag
+from undercroft_store.search._internal.term_shapes import TermShapes
 from undercroft_store.store import VaultStore
 
 __all__ = [
@@ -185,6 +186,8 @@ class Lexicon:
         #: (term, language) -> (epoch, terms checked, its confirmed morphological relatives as sorted
         #: (term, id) pairs): `lexical._relatives` extends it over terms interned since, like `typo_memo`.
         self.relative_memo: dict[tuple[str, str], tuple[int, int, tuple[tuple[str, int], ...]]] = {}
+        #: Length and letter mask of each term (by id), extended lazily: `lexical._typo_ids` filters in numpy.
+        self.shapes = TermShapes()
 
     def __len__(self) -> int:
         """Entries held."""
@@ -214,6 +217,7 @@ class Lexicon:
         self.epoch += 1
         self.typo_memo = {}
         self.relative_memo = {}
+        self.shapes = TermShapes()
 
     def sync(self, source: BagSource) -> None:
         """Follow ``source`` to its current generation: drop the entries of vanished or changed drawers (by
