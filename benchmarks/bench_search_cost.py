@@ -17,7 +17,7 @@ writes, then after nothing more was written: the sealed snapshot's case) and the
 ``--clock cpu`` (the default) times `time.process_time`: on a shared machine the wall clock mostly measures
 the wait for a core. Set ``OPENBLAS_NUM_THREADS=1`` so CPU time is one thread's.
 
-LoCoMo mode runs `undercroft-bench locomo FILE --arm ARM` with every search's full hit list (ids, every score,
+LoCoMo mode runs `undercroft-bench locomo FILE --arm ARM` with every search's full hit list (chunk ids, every score,
 time mentions, entities) written to ``--golden`` and its CPU time kept: two trees' golden files compared
 byte for byte are the equivalence check of a change that must not move a ranking.
 
@@ -154,8 +154,9 @@ def run_locomo(path: str, arm: str, golden: str, extra: list[str]) -> int:
             request = SearchRequest(question, limit=k, when_from_query=self._when_from_query)
             result = self._searcher.search(request)
             spent.append(time.process_time() - started)
+            # The chunk, not the drawer id: ids are keyed by the vault's own secret, so they differ run to run.
             hits = [
-                [h.id, h.score, h.semantic, h.lexical, h.lexical_exact, h.lexical_morph, h.rank, repr(h.time_mentions)]
+                [self._chunk_of[h.id], h.score, h.semantic, h.lexical, h.lexical_exact, h.lexical_morph, h.rank, repr(h.time_mentions)]
                 for h in result.hits
             ]
             entities = [repr(h.entities) for h in result.hits]

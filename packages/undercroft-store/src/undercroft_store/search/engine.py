@@ -19,7 +19,6 @@ from undercroft_core.embedder import Embedder
 from undercroft_core.errors import InvalidInput
 from undercroft_core.language import (
     WhenWindow,
-    drawer_anchor,
     function_words,
     parse_when,
     without_words,
@@ -257,10 +256,11 @@ class Searcher:
         return seqs[:low]
 
     def _in_window(self, drawer: Drawer, window: WhenWindow, request: SearchRequest) -> bool:
-        anchor = drawer_anchor(drawer.content_date, drawer.filed_at)
+        reading = self._analysis.reading(drawer, request.conventions)
+        anchor = reading.anchor
         if anchor is not None and window.overlaps(anchor):
             return True
-        for mention in self._analysis.mentions(drawer, anchor, request.conventions):
+        for mention in reading.mentions:
             first = date.fromisoformat(mention.resolved)
             if window.overlaps(first, date.fromisoformat(mention.resolved_end or mention.resolved)):
                 return True
@@ -543,7 +543,7 @@ class Searcher:
         scores: tuple[float, float, float],
         channels: tuple[float, float],
     ) -> SearchHit:
-        anchor = drawer_anchor(drawer.content_date, drawer.filed_at)
+        reading = self._analysis.reading(drawer, request.conventions)
         return SearchHit(
             id=drawer.id,
             content=drawer.content,
@@ -553,9 +553,9 @@ class Searcher:
             content_date=drawer.content_date,
             filed_at=drawer.filed_at,
             occurrences=drawer.occurrences,
-            time_mentions=self._analysis.mentions(drawer, anchor, request.conventions),
-            entities=self._analysis.entities(drawer),
-            elapsed_days=elapsed_days(anchor, request.as_of),
+            time_mentions=reading.mentions,
+            entities=reading.entities,
+            elapsed_days=elapsed_days(reading.anchor, request.as_of),
             score=scores[0],
             semantic=scores[1],
             lexical=scores[2],
