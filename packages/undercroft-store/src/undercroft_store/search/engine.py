@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime
 from functools import partial
+from operator import attrgetter
 from typing import Final, Literal
 
 import numpy as np
@@ -61,6 +62,7 @@ from undercroft_store.store import VaultStore
 __all__ = ["Searcher"]
 
 
+_SCRIPTS: Final = attrgetter("scripts")
 #: Searches restarted when a returned drawer vanished under a concurrent delete.
 _ATTEMPTS: Final = 3
 
@@ -457,7 +459,7 @@ class Searcher:
         )
         lexical_channel = policy.lexical_channel(lexical.total, lexical.coverage)
         recency = recency_by_share(population, drawn_seqs)
-        weights = policy.weights(query.scripts, [entry.scripts for entry in pool_entries])
+        weights = policy.weights(query.scripts, list(map(_SCRIPTS, pool_entries)))
         scores = policy.fuse(semantic, lexical_channel, recency, weights)
         passed = admit(lexical.exact, lexical.morph, cosines, self._gate)
         positions = [int(i) for i in np.flatnonzero(passed)]
@@ -497,7 +499,9 @@ class Searcher:
                 demoted=lambda i: promote and i not in in_window,
             )
             trace.mark("rescore")
-        selected = cap_rooms(positions, [pool_entries[i].room for i in positions], request.room_cap, request.depth)
+        # The rooms are read only when a cap reads them.
+        rooms = [] if request.room_cap is None else [pool_entries[i].room for i in positions]
+        selected = cap_rooms(positions, rooms, request.room_cap, request.depth)
         chosen = page(selected, request.offset, request.limit)
         # What is returned is read verified (again, unless this very search just read it).
         returned = self._verified(read, [int(drawn_seqs[i]) for i in chosen])

@@ -21,6 +21,7 @@ from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
 from typing import Final, Protocol
 
 import numpy as np
@@ -53,6 +54,13 @@ _LANGUAGE_INDEX: Final = {code: index for index, code in enumerate(LANGUAGES)}
 # A cell packs (term id << 32 | count): counts stay below 2**32 (content is bounded at 16 MiB).
 _COUNT_BITS: Final = 32
 _COUNT_MASK: Final = (1 << _COUNT_BITS) - 1
+#: A pool's language code of each entry language (None: `NO_LANGUAGE`).
+_LANGUAGE_CODE: Final[dict[str | None, int]] = {
+    code: NO_LANGUAGE if code is None else _LANGUAGE_INDEX[code] for code in (None, *LANGUAGES)
+}
+_CELLS: Final = attrgetter("cells")
+_LENGTH: Final = attrgetter("length")
+_LANGUAGE: Final = attrgetter("language")
 #: Every language's function words: the only terms a pool's language vote reads (`lexical._pool_resolution`).
 VOTER_WORDS: Final = frozenset().union(*(function_words(code) for code in LANGUAGES))
 
@@ -382,15 +390,14 @@ class Lexicon:
 
     def pool(self, entries: Sequence[LexicalEntry]) -> LexicalPool:
         """Lay the candidates' cells end to end for vectorised scoring."""
-        packed = np.frombuffer(b"".join(entry.cells for entry in entries), dtype=np.int64)
-        sizes = np.fromiter((len(entry.cells) // 8 for entry in entries), dtype=np.intp, count=len(entries))
-        owner = np.repeat(np.arange(len(entries), dtype=np.intp), sizes)
-        lengths = np.fromiter((entry.length for entry in entries), dtype=np.float64, count=len(entries))
-        languages = np.fromiter(
-            (NO_LANGUAGE if entry.language is None else _LANGUAGE_INDEX[entry.language] for entry in entries),
-            dtype=np.int16,
-            count=len(entries),
-        )
+        # C-level maps over the entries (no Python frame per entry): a pool is gathered on every search.
+        count = len(entries)
+        cells = list(map(_CELLS, entries))
+        packed = np.frombuffer(b"".join(cells), dtype=np.int64)
+        sizes = np.fromiter(map(len, cells), dtype=np.intp, count=count) // 8
+        owner = np.repeat(np.arange(count, dtype=np.intp), sizes)
+        lengths = np.fromiter(map(_LENGTH, entries), dtype=np.float64, count=count)
+        languages = np.fromiter(map(_LANGUAGE_CODE.__getitem__, map(_LANGUAGE, entries)), dtype=np.int16, count=count)
         return LexicalPool(
             lexicon=self,
             owner=owner,
