@@ -478,7 +478,11 @@ class Searcher:
         if positions:
             # (outside a promoted window, best score, write order): one lexsort, last key first
             chosen_rows = np.asarray(positions, dtype=np.intp)
-            demoted = np.fromiter((promote and i not in in_window for i in positions), dtype=bool, count=len(positions))
+            demoted = (
+                np.fromiter((i not in in_window for i in positions), dtype=bool, count=len(positions))
+                if promote
+                else np.zeros(len(positions), dtype=bool)  # no promoted window: nothing demoted, no walk
+            )
             order = np.lexsort((drawn_seqs[chosen_rows], -scores[chosen_rows], demoted))
             positions = chosen_rows[order].tolist()
         trace.mark("fuse")

@@ -385,14 +385,17 @@ class Lexicon:
         Missing entries are filled from `hydrate_many` — every one HMAC-verified and decrypted on the way in.
         """
         self.sync(source)
-        missing = [seq for seq in seqs if seq not in self._entries]
+        found = list(map(self._entries.get, seqs))  # a C-level map: this runs on every search's whole pool
+        missing = [seq for seq, entry in zip(seqs, found, strict=True) if entry is None]
+        if not missing:
+            return found, {}
         read: dict[int, Drawer] = {}
         for first in range(0, len(missing), FILL_BATCH):
             batch = source.hydrate_many(missing[first : first + FILL_BATCH])
             for seq, drawer in batch.items():
                 self.add(seq, drawer)
             read.update(batch)
-        return [self._entries.get(seq) for seq in seqs], read
+        return list(map(self._entries.get, seqs)), read
 
     def pool(self, entries: Sequence[LexicalEntry]) -> LexicalPool:
         """Lay the candidates' cells end to end for vectorised scoring."""
