@@ -88,3 +88,20 @@ def test_the_memo_is_bounded() -> None:
     for index in range(10):
         memo.entities(_drawer(index, TEXTS[index % len(TEXTS)]))
     assert len(memo._entities) <= 3
+
+
+def test_a_drawer_objects_reading_is_its_own_and_follows_edits_and_conventions() -> None:
+    memo = AnalysisMemo(readings=2)
+    before = _drawer(1, TEXTS[0])  # content_date 2023-10-04 (odd index): the anchor
+    reading = memo.reading(before, ReadingConventions())
+    assert reading.anchor is not None and reading.anchor.isoformat() == "2023-10-04"
+    assert memo.reading(before, ReadingConventions()) is reading  # the same object: served by identity
+    assert [m.resolved for m in reading.mentions] == ["2023-04-03"]
+    mdy = memo.reading(before, ReadingConventions(date_order="mdy"))
+    assert [m.resolved for m in mdy.mentions] == ["2023-03-04"]  # another convention: read again
+    moved = replace(before, content_date="2020-01-01", content="Yesterday Priya met Tomasz in Warsaw.")
+    edited = memo.reading(moved, ReadingConventions())
+    assert edited.anchor is not None and edited.anchor.isoformat() == "2020-01-01"
+    assert [m.resolved for m in edited.mentions] == ["2019-12-31"]
+    assert edited.entities == AnalysisMemo().entities(moved) and "Warsaw" in [e.name for e in edited.entities]
+    assert len(memo._readings) <= 2  # bounded

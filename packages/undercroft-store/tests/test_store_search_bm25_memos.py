@@ -9,6 +9,7 @@ import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from undercroft_core import Drawer, HashEmbedder, append_drawer_id
 from undercroft_core.language import LANGUAGES, same_lexeme
@@ -18,7 +19,7 @@ from undercroft_store.governance.forgetting import forget
 from undercroft_store.integrity.rotation import rotate_context
 from undercroft_store.search import Searcher, SearchRequest
 from undercroft_store.search.lexical import LexicalQuery, _pool_resolution, _relatives, _sampled_resolution, score_pool
-from undercroft_store.search.lexicon import VOTER_WORDS, Lexicon
+from undercroft_store.search.lexicon import VOTER_WORDS, LexicalPool, Lexicon
 
 pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
 
@@ -71,6 +72,28 @@ def test_the_pool_vote_read_from_voter_cells_equals_the_vote_read_from_every_ter
         assert fast == general
         settled_seen += fast.source == "script"
     assert settled_seen > 0  # premise: the draw reached the general path too
+
+
+def _voter_counts_by_loop(pool: LexicalPool, rows: int) -> dict[str, int]:
+    """The per-cell walk `LexicalPool.voter_counts` replaced (issue 19, searchcost3): its reference."""
+    totals: dict[int, int] = {}
+    for entry in pool.entries[:rows]:
+        for cell in np.frombuffer(entry.voters, dtype=np.int64).tolist():
+            totals[cell >> 32] = totals.get(cell >> 32, 0) + (cell & 0xFFFFFFFF)
+    return {pool.lexicon.terms[term_id]: total for term_id, total in totals.items()}
+
+
+def test_voter_counts_equal_the_per_cell_walk_in_values_and_order() -> None:
+    rng = random.Random(9)
+    lexicon = Lexicon()
+    entries = [lexicon.add(seq, _drawer(seq, text)) for seq, text in enumerate(SENTENCES)]
+    voted = 0
+    for _ in range(300):
+        pool = lexicon.pool([rng.choice(entries) for _ in range(rng.randint(0, 24))])
+        for rows in (0, 1, 16, 30):
+            assert list(pool.voter_counts(rows).items()) == list(_voter_counts_by_loop(pool, rows).items())
+        voted += len(pool.voter_counts(16)) > 1
+    assert voted > 100  # premise: most samples hold several function words
 
 
 def test_relatives_from_the_memo_equal_a_pairwise_confirmation_as_the_vocabulary_grows() -> None:

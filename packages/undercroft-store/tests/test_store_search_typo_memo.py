@@ -59,3 +59,19 @@ def test_a_pool_scores_only_its_own_typos_when_the_memo_holds_more() -> None:
     assert got.total.tolist() == expected.total.tolist()
     assert got.morph.tolist() == expected.morph.tolist()
     assert expected.total[0] > 0.0  # premise: the typo reaches the lighthouse drawer at all
+
+
+def test_a_term_the_vocabulary_holds_but_the_pool_does_not_still_takes_the_pools_typos() -> None:
+    """The query's own form is absent from this pool (another drawer of the lexicon holds it): its typo
+    neighbours in the pool count, as they do in a lexicon that never saw the form."""
+    query = LexicalQuery.parse("lighthouse")
+    warm = Lexicon()
+    everything = [warm.add(seq, _drawer(seq, text)) for seq, text in enumerate(TEXTS)]
+    assert warm.term_id("lighthouse") is not None  # premise: the vocabulary holds the form
+    fresh = Lexicon()
+    only = [fresh.add(3, _drawer(3, TEXTS[3]))]  # "storms closed the lighthuse road"
+    expected = score_pool(query, fresh.pool(only))
+    got = score_pool(query, warm.pool(everything[3:]))
+    assert expected.morph.tolist()[0] > 0.0  # the typo counts
+    assert got.total.tolist() == expected.total.tolist()
+    assert got.morph.tolist() == expected.morph.tolist()

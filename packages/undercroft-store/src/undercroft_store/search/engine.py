@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime
 from functools import partial
+from operator import attrgetter
 from typing import Final, Literal
 
 import numpy as np
@@ -19,7 +20,6 @@ from undercroft_core.embedder import Embedder
 from undercroft_core.errors import InvalidInput
 from undercroft_core.language import (
     WhenWindow,
-    drawer_anchor,
     function_words,
     parse_when,
     without_words,
@@ -62,6 +62,7 @@ from undercroft_store.store import VaultStore
 __all__ = ["Searcher"]
 
 
+_SCRIPTS: Final = attrgetter("scripts")
 #: Searches restarted when a returned drawer vanished under a concurrent delete.
 _ATTEMPTS: Final = 3
 
@@ -257,10 +258,11 @@ class Searcher:
         return seqs[:low]
 
     def _in_window(self, drawer: Drawer, window: WhenWindow, request: SearchRequest) -> bool:
-        anchor = drawer_anchor(drawer.content_date, drawer.filed_at)
+        reading = self._analysis.reading(drawer, request.conventions)
+        anchor = reading.anchor
         if anchor is not None and window.overlaps(anchor):
             return True
-        for mention in self._analysis.mentions(drawer, anchor, request.conventions):
+        for mention in reading.mentions:
             first = date.fromisoformat(mention.resolved)
             if window.overlaps(first, date.fromisoformat(mention.resolved_end or mention.resolved)):
                 return True
@@ -457,7 +459,7 @@ class Searcher:
         )
         lexical_channel = policy.lexical_channel(lexical.total, lexical.coverage)
         recency = recency_by_share(population, drawn_seqs)
-        weights = policy.weights(query.scripts, [entry.scripts for entry in pool_entries])
+        weights = policy.weights(query.scripts, list(map(_SCRIPTS, pool_entries)))
         scores = policy.fuse(semantic, lexical_channel, recency, weights)
         passed = admit(lexical.exact, lexical.morph, cosines, self._gate)
         positions = [int(i) for i in np.flatnonzero(passed)]
@@ -476,7 +478,11 @@ class Searcher:
         if positions:
             # (outside a promoted window, best score, write order): one lexsort, last key first
             chosen_rows = np.asarray(positions, dtype=np.intp)
-            demoted = np.fromiter((promote and i not in in_window for i in positions), dtype=bool, count=len(positions))
+            demoted = (
+                np.fromiter((i not in in_window for i in positions), dtype=bool, count=len(positions))
+                if promote
+                else np.zeros(len(positions), dtype=bool)  # no promoted window: nothing demoted, no walk
+            )
             order = np.lexsort((drawn_seqs[chosen_rows], -scores[chosen_rows], demoted))
             positions = chosen_rows[order].tolist()
         trace.mark("fuse")
@@ -497,7 +503,9 @@ class Searcher:
                 demoted=lambda i: promote and i not in in_window,
             )
             trace.mark("rescore")
-        selected = cap_rooms(positions, [pool_entries[i].room for i in positions], request.room_cap, request.depth)
+        # The rooms are read only when a cap reads them.
+        rooms = [] if request.room_cap is None else [pool_entries[i].room for i in positions]
+        selected = cap_rooms(positions, rooms, request.room_cap, request.depth)
         chosen = page(selected, request.offset, request.limit)
         # What is returned is read verified (again, unless this very search just read it).
         returned = self._verified(read, [int(drawn_seqs[i]) for i in chosen])
@@ -543,7 +551,7 @@ class Searcher:
         scores: tuple[float, float, float],
         channels: tuple[float, float],
     ) -> SearchHit:
-        anchor = drawer_anchor(drawer.content_date, drawer.filed_at)
+        reading = self._analysis.reading(drawer, request.conventions)
         return SearchHit(
             id=drawer.id,
             content=drawer.content,
@@ -553,9 +561,9 @@ class Searcher:
             content_date=drawer.content_date,
             filed_at=drawer.filed_at,
             occurrences=drawer.occurrences,
-            time_mentions=self._analysis.mentions(drawer, anchor, request.conventions),
-            entities=self._analysis.entities(drawer),
-            elapsed_days=elapsed_days(anchor, request.as_of),
+            time_mentions=reading.mentions,
+            entities=reading.entities,
+            elapsed_days=elapsed_days(reading.anchor, request.as_of),
             score=scores[0],
             semantic=scores[1],
             lexical=scores[2],

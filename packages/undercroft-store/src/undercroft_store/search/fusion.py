@@ -92,13 +92,13 @@ class FusionPolicy:
         self, query_scripts: frozenset[str], candidate_scripts: Sequence[frozenset[str]]
     ) -> NDArray[np.float64]:
         """Per-candidate semantic weight: the ceiling for a script-disjoint pair, else the policy's weight."""
-        out = np.full(len(candidate_scripts), self.weight, dtype=np.float64)
+        count = len(candidate_scripts)
         if not query_scripts:
-            return out
-        for position, scripts in enumerate(candidate_scripts):
-            if scripts and query_scripts.isdisjoint(scripts):
-                out[position] = WEIGHT_CEILING
-        return out
+            return np.full(count, self.weight, dtype=np.float64)
+        # C-level maps (no Python frame per candidate): a candidate with no script never takes the ceiling.
+        disjoint = np.fromiter(map(query_scripts.isdisjoint, candidate_scripts), dtype=bool, count=count)
+        disjoint &= np.fromiter(map(bool, candidate_scripts), dtype=bool, count=count)
+        return np.where(disjoint, WEIGHT_CEILING, self.weight)
 
     def lexical_channel(self, total: NDArray[np.float64], coverage: NDArray[np.float64]) -> NDArray[np.float64]:
         """The lexical score in [0, 1]: BM25 as a share of the pool's best (``bm25``), or term coverage (``legacy``)."""

@@ -21,7 +21,7 @@ verified drawers' bags) and are scored as one set of numpy arrays.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
@@ -202,6 +202,22 @@ def _typos(term: str, vocabulary: set[str]) -> list[str]:
     return sorted(found)
 
 
+def _typo_scan(term: str, lexicon: Lexicon, start: int) -> frozenset[int]:
+    """Ids from ``start`` on of the lexicon's terms within ``term``'s typo budget: exactly `_typos` over those
+    terms, with the length and letter filters read from the lexicon's term shapes in numpy (`TermShapes`)."""
+    budget = typo_budget(term)
+    if budget == 0:
+        return frozenset()
+    terms = lexicon.terms
+    lexicon.shapes.extend(terms)
+    letters = frozenset(term)
+    return frozenset(
+        i
+        for i in lexicon.shapes.near(term, budget, start).tolist()
+        if len(letters.symmetric_difference(terms[i])) <= 2 * budget and _edit_distance_within(term, terms[i], budget)
+    )
+
+
 def _pool_resolution(pool: LexicalPool) -> LanguageResolution:
     """Resolve a language from the function words of the pool's best candidates (occurrences counted)."""
     rows = pool.entries[:_RESOLUTION_SAMPLE]
@@ -229,18 +245,31 @@ _Form = tuple[int, float, int | None]
 
 
 class _PoolTerms:
-    """What every query term of one search reads from its pool, computed once: the term ids it holds, and the
-    language codes present per script's row languages."""
+    """What every query term of one search reads from its pool, computed once: which term ids it holds (one
+    boolean table over the vocabulary, filled by one scatter of the pool's cells: no sort of the cells per
+    question asked of them), and the language codes present per script's row languages."""
 
     def __init__(self, pool: LexicalPool) -> None:
         self._pool = pool
-        self._present: set[int] | None = None
+        self._table: NDArray[np.bool_] | None = None
         self._codes: dict[int, list[int]] = {}
 
-    def present(self) -> set[int]:
-        if self._present is None:
-            self._present = set(self._pool.present())
-        return self._present
+    def _held(self) -> NDArray[np.bool_]:
+        if self._table is None:
+            ids = self._pool.ids
+            size = max(len(self._pool.lexicon.terms), int(ids.max()) + 1 if len(ids) else 0)
+            self._table = np.zeros(size, dtype=np.bool_)
+            self._table[ids] = True
+        return self._table
+
+    def holding(self, term_ids: Iterable[int]) -> set[int]:
+        """Those of ``term_ids`` (ids of the pool's lexicon) occurring somewhere in the pool."""
+        wanted = np.fromiter(term_ids, dtype=np.int64)
+        if not len(wanted):
+            return set()
+        table = self._held()
+        inside = wanted[(wanted >= 0) & (wanted < len(table))]
+        return set(inside[table[inside]].tolist())
 
     def codes(self, languages: NDArray[np.int16]) -> list[int]:
         found = self._codes.get(id(languages))
@@ -265,7 +294,7 @@ def _forms(
         if code != NO_LANGUAGE:
             forms += [(other, MORPH_DISCOUNT, code) for _, other in _relatives(term, pool, present, LANGUAGES[code])]
     if not held:
-        near = _typo_ids(term, lexicon) & shared.present()
+        near = shared.holding(_typo_ids(term, lexicon))
         # In the order of the terms' spelling, as a scan of the pool's own vocabulary gave them.
         forms += [(other, TYPO_DISCOUNT, None) for other in sorted(near, key=lexicon.terms.__getitem__)]
     return forms
@@ -284,8 +313,7 @@ def _typo_ids(term: str, lexicon: Lexicon) -> frozenset[int]:
     checked, found = (held[1], held[2]) if held is not None and held[0] == lexicon.epoch else (0, frozenset())
     terms = lexicon.terms
     if checked < len(terms):
-        fresh = _typos(term, set(terms[checked:]))
-        found = found | {i for other in fresh if (i := lexicon.term_id(other)) is not None}
+        found = found | _typo_scan(term, lexicon, checked)
         if len(memo) >= _TYPO_MEMO:
             memo.clear()
         memo[term] = (lexicon.epoch, len(terms), found)
@@ -339,9 +367,9 @@ def score_pool(query: LexicalQuery, pool: LexicalPool) -> LexicalScores:
     wanted = {found for term in distinct if (found := lexicon.term_id(term)) is not None}
     for term in distinct:
         wanted |= lexicon.near(term)
-    present = set(pool.holding(sorted(wanted)))  # one pass over the pool's cells for every query term
-    query_weight = 0.0
     shared = _PoolTerms(pool)
+    present = shared.holding(wanted)  # one pass over the pool's cells for every query term
+    query_weight = 0.0
     by_script: dict[str, NDArray[np.int16]] = {}
     for term in distinct:
         script = _script(term)

@@ -21,6 +21,7 @@ from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
 from typing import Final, Protocol
 
 import numpy as np
@@ -31,6 +32,7 @@ from undercroft_core.language import LANGUAGES, function_words, lexeme_keys, scr
 from undercroft_store.search._internal.change_feed import change_feed
 from undercroft_store.search._internal.row_marks import tag_marks, tags_of, too_many
 from undercroft_store.search._internal.term_bags import TermBag, term_bag
+from undercroft_store.search._internal.term_shapes import TermShapes
 from undercroft_store.store import VaultStore
 
 __all__ = [
@@ -52,6 +54,14 @@ _LANGUAGE_INDEX: Final = {code: index for index, code in enumerate(LANGUAGES)}
 # A cell packs (term id << 32 | count): counts stay below 2**32 (content is bounded at 16 MiB).
 _COUNT_BITS: Final = 32
 _COUNT_MASK: Final = (1 << _COUNT_BITS) - 1
+#: A pool's language code of each entry language (None: `NO_LANGUAGE`).
+_LANGUAGE_CODE: Final[dict[str | None, int]] = {
+    code: NO_LANGUAGE if code is None else _LANGUAGE_INDEX[code] for code in (None, *LANGUAGES)
+}
+_CELLS: Final = attrgetter("cells")
+_LENGTH: Final = attrgetter("length")
+_LANGUAGE: Final = attrgetter("language")
+_VOTERS: Final = attrgetter("voters")
 #: Every language's function words: the only terms a pool's language vote reads (`lexical._pool_resolution`).
 VOTER_WORDS: Final = frozenset().union(*(function_words(code) for code in LANGUAGES))
 
@@ -131,13 +141,18 @@ class LexicalPool:
     def voter_counts(self, rows: int) -> dict[str, int]:
         """Function-word counts summed over the first ``rows`` candidates: `row_counts` restricted to
         `VOTER_WORDS`, read from each entry's voter cells."""
-        totals: dict[int, int] = {}
-        for entry in self.entries[:rows]:
-            for cell in np.frombuffer(entry.voters, dtype=np.int64).tolist():
-                term_id = cell >> _COUNT_BITS
-                totals[term_id] = totals.get(term_id, 0) + (cell & _COUNT_MASK)
+        # One array for the sample's cells (no Python loop per cell); terms in the order first met, as a walk
+        # of the entries in row order would insert them. Sums stay far below 2**53: float weights are exact.
+        packed = np.frombuffer(b"".join(map(_VOTERS, self.entries[:rows])), dtype=np.int64)
+        if not len(packed):
+            return {}
+        ids, first, inverse = np.unique(packed >> _COUNT_BITS, return_index=True, return_inverse=True)
+        sums = np.bincount(inverse, weights=packed & _COUNT_MASK, minlength=len(ids))
+        order = np.argsort(first, kind="stable")
         terms = self.lexicon.terms
-        return {terms[term_id]: total for term_id, total in totals.items()}
+        return {
+            terms[term_id]: int(total) for term_id, total in zip(ids[order].tolist(), sums[order].tolist(), strict=True)
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +200,8 @@ class Lexicon:
         #: (term, language) -> (epoch, terms checked, its confirmed morphological relatives as sorted
         #: (term, id) pairs): `lexical._relatives` extends it over terms interned since, like `typo_memo`.
         self.relative_memo: dict[tuple[str, str], tuple[int, int, tuple[tuple[str, int], ...]]] = {}
+        #: Length and letter mask of each term (by id), extended lazily: `lexical._typo_ids` filters in numpy.
+        self.shapes = TermShapes()
 
     def __len__(self) -> int:
         """Entries held."""
@@ -214,6 +231,7 @@ class Lexicon:
         self.epoch += 1
         self.typo_memo = {}
         self.relative_memo = {}
+        self.shapes = TermShapes()
 
     def sync(self, source: BagSource) -> None:
         """Follow ``source`` to its current generation: drop the entries of vanished or changed drawers (by
@@ -367,26 +385,28 @@ class Lexicon:
         Missing entries are filled from `hydrate_many` — every one HMAC-verified and decrypted on the way in.
         """
         self.sync(source)
-        missing = [seq for seq in seqs if seq not in self._entries]
+        found = list(map(self._entries.get, seqs))  # a C-level map: this runs on every search's whole pool
+        missing = [seq for seq, entry in zip(seqs, found, strict=True) if entry is None]
+        if not missing:
+            return found, {}
         read: dict[int, Drawer] = {}
         for first in range(0, len(missing), FILL_BATCH):
             batch = source.hydrate_many(missing[first : first + FILL_BATCH])
             for seq, drawer in batch.items():
                 self.add(seq, drawer)
             read.update(batch)
-        return [self._entries.get(seq) for seq in seqs], read
+        return list(map(self._entries.get, seqs)), read
 
     def pool(self, entries: Sequence[LexicalEntry]) -> LexicalPool:
         """Lay the candidates' cells end to end for vectorised scoring."""
-        packed = np.frombuffer(b"".join(entry.cells for entry in entries), dtype=np.int64)
-        sizes = np.fromiter((len(entry.cells) // 8 for entry in entries), dtype=np.intp, count=len(entries))
-        owner = np.repeat(np.arange(len(entries), dtype=np.intp), sizes)
-        lengths = np.fromiter((entry.length for entry in entries), dtype=np.float64, count=len(entries))
-        languages = np.fromiter(
-            (NO_LANGUAGE if entry.language is None else _LANGUAGE_INDEX[entry.language] for entry in entries),
-            dtype=np.int16,
-            count=len(entries),
-        )
+        # C-level maps over the entries (no Python frame per entry): a pool is gathered on every search.
+        count = len(entries)
+        cells = list(map(_CELLS, entries))
+        packed = np.frombuffer(b"".join(cells), dtype=np.int64)
+        sizes = np.fromiter(map(len, cells), dtype=np.intp, count=count) // 8
+        owner = np.repeat(np.arange(count, dtype=np.intp), sizes)
+        lengths = np.fromiter(map(_LENGTH, entries), dtype=np.float64, count=count)
+        languages = np.fromiter(map(_LANGUAGE_CODE.__getitem__, map(_LANGUAGE, entries)), dtype=np.int16, count=count)
         return LexicalPool(
             lexicon=self,
             owner=owner,

@@ -15,7 +15,8 @@ left is common, not evidence of a particular drawer, and stops the walk).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 
 import numpy as np
 from numpy.typing import NDArray
@@ -145,13 +146,40 @@ class Postings:
         joiners do not move when later drawers arrive."""
         found: list[NDArray[np.int64]] = []
         left = budget
-        holding = [_within(self.holders(term_id), population) for term_id in dict.fromkeys(term_ids)]
+        within = _membership(population)
+        holding = [within(self.holders(term_id)) for term_id in dict.fromkeys(term_ids)]
         for held in sorted((held for held in holding if len(held)), key=len):
             if len(held) > left:
                 break
             found.append(held)
             left -= len(held)
         return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+
+
+#: A membership mask is built when the population's largest seq is at most this many times its size (plus
+#: `_MASK_SLACK`): a byte per seq up to it. A sparser population keeps the binary searches.
+_MASK_SPREAD = 4
+_MASK_SLACK = 1 << 16
+
+
+def _membership(population: NDArray[np.int64]) -> Callable[[NDArray[np.int64]], NDArray[np.int64]]:
+    """`_within` against ``population`` for many holder lists: one mask over the seqs (built once per search)
+    and a gather per list, instead of a binary search of every holder (a common term's holders are most of the
+    vault: 0.5 ms of a 10k search went to those searches). Same seqs, same order."""
+    if len(population) == 0 or int(population[0]) < 0:
+        return partial(_within, population=population)
+    top = int(population[-1])
+    if top > _MASK_SPREAD * len(population) + _MASK_SLACK:
+        return partial(_within, population=population)
+    mask = np.zeros(top + 1, dtype=bool)
+    mask[population] = True
+
+    def within(seqs: NDArray[np.int64]) -> NDArray[np.int64]:
+        inside = seqs[(seqs >= 0) & (seqs <= top)]
+        kept: NDArray[np.int64] = inside[mask[inside]]
+        return kept
+
+    return within
 
 
 def _within(seqs: NDArray[np.int64], population: NDArray[np.int64]) -> NDArray[np.int64]:
