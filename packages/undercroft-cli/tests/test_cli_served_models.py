@@ -296,9 +296,17 @@ def test_a_flipped_extractor_attribution_fails_verification(fresh_home: Path, cl
     assert cli_run("refine")[0] == 0
     with sqlite3.connect(_db(fresh_home)) as connection:
         (meta,) = connection.execute("SELECT meta_json FROM kg_facts").fetchone()
-        flipped = bytes(meta).replace(b'"extractor":"ollama:test-model"', b'"extractor":"openai:gpt-4o"')
-        assert flipped != bytes(meta)
-        connection.execute("UPDATE kg_facts SET meta_json = ?", (flipped,))
+        # On a sealed vault the attribution rides inside the fact's sealed terms: nothing to edit in the clear,
+        # so the forger writes a clear one back into the meta (a reader that preferred it would be fooled).
+        assert b"ollama:test-model" not in bytes(meta)
+        document = json.loads(bytes(meta)) | {
+            "confidence": 1.0,
+            "extractor": "openai:gpt-4o",
+            "grounding": "stated",
+            "span": None,
+        }
+        forged = json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
+        connection.execute("UPDATE kg_facts SET meta_json = ?", (forged,))
     assert cli_run("verify")[0] == 2
 
 
