@@ -271,7 +271,8 @@ def _rounds(args: argparse.Namespace) -> int:
 
 
 def _summarise(per_side: dict[str, list[dict[str, float]]]) -> dict[str, dict[str, float | None]]:
-    """Per figure: each side's median over rounds, its spread ((max - min) / median), and head/base."""
+    """Per figure: each side's median over rounds, its spread ((max - min) / median), its best round, and
+    head/base of the medians and of the bests."""
     figures: dict[str, dict[str, float | None]] = {}
     for key in per_side["head"][0]:
         row: dict[str, float | None] = {}
@@ -280,8 +281,12 @@ def _summarise(per_side: dict[str, list[dict[str, float]]]) -> dict[str, dict[st
             middle = statistics.median(values) if values else None
             row[f"{name}_median"] = None if middle is None else round(middle, 4)
             row[f"{name}_spread"] = round((max(values) - min(values)) / middle, 3) if values and middle else None
+            # the round least disturbed by the machine: the highest rate, the lowest time
+            row[f"{name}_best"] = (max if "_per_" in key else min)(values) if values else None
         base, head = row["base_median"], row["head_median"]
         row["head_over_base"] = round(head / base, 3) if base and head is not None else None
+        base, head = row["base_best"], row["head_best"]
+        row["best_head_over_base"] = round(head / base, 3) if base and head is not None else None
         figures[key] = row
     return figures
 
