@@ -11,8 +11,8 @@ Per size, on a fresh sealed vault (hash embedder, full-scan tier; 5 wings × 4 r
 * ingest — drawers/s through `VaultStore.write` in 1,000-drawer batches (screened);
 * open — the seconds a writable `open_vault` of the built vault takes, then the first `stats()` (taxonomy);
 * search — warm p50 of `Searcher.search` (limit 10) unscoped, by wing, by room, by wing+room, both wall time
-  and the searching process's CPU time (`time.process_time`, every thread of the process): on a shared machine
-  the wall figure carries the run queue, the CPU figure mostly does not;
+  and the searching process's CPU time (`time.process_time`: every thread of the process, BLAS's too); on a
+  shared machine the wall figure carries the run queue, the CPU figure mostly does not;
 * migration — (only where this build has it) the rate at which a writable open seals the metadata of a vault
   written in the pre-issue-29 shape (the shape is produced by this build with the migration switched off and
   the ``metadata`` marker removed, which is exactly that write path).
@@ -23,7 +23,9 @@ uses only APIs both sides have, and prints ``migration: n/a`` where the build ha
 does exactly that N times per side and size, interleaved (base, head, base, head, ...), each round a fresh
 process; ``--head`` defaults to ``HEAD`` (also archived, so both sides import the same way). Each round's JSON,
 with the load average before and after it and the source the round imported, goes to ``--out``; the summary
-printed at the end is the median over rounds per side, head/base of the medians, and each side's spread.
+printed at the end is each side's median over rounds, its spread and best round, and head/base.
+``--blas-threads 1`` caps numpy's BLAS threads in the rounds: idle BLAS threads spin, so on a busy machine an
+uncapped query's CPU time counts their waiting as well as its work.
 """
 
 from __future__ import annotations
@@ -224,10 +226,12 @@ def _archive(rev: str, into: Path) -> tuple[str, Path]:
     return commit, root
 
 
-def _one_round(root: Path, size: int, queries: int, smoke: bool) -> dict[str, Any]:
+def _one_round(root: Path, size: int, queries: int, smoke: bool, blas_threads: int | None) -> dict[str, Any]:
     """One fresh process measuring one size against the sources under `root`."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(sorted(str(p) for p in (root / "packages").glob("*/src")))
+    if blas_threads:  # BLAS helper threads spin while they wait: on a busy machine that is CPU time, not work
+        env.update({name: str(blas_threads) for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
     argv = [sys.executable, str(Path(__file__).resolve())]
     argv += ["--smoke"] if smoke else ["--sizes", str(size), "--queries", str(queries)]
     done = subprocess.run(argv, env=env, check=True, stdout=subprocess.PIPE, text=True)  # stderr shows
@@ -250,7 +254,7 @@ def _rounds(args: argparse.Namespace) -> int:
             for number in range(1, args.rounds + 1):
                 for name, (commit, root) in sides.items():
                     load_before, started = os.getloadavg(), time.strftime("%H:%M:%SZ", time.gmtime())
-                    result = _one_round(root, size, queries, args.smoke)
+                    result = _one_round(root, size, queries, args.smoke, args.blas_threads)
                     record = {
                         "side": name,
                         "commit": commit,
@@ -259,6 +263,7 @@ def _rounds(args: argparse.Namespace) -> int:
                         "ended_utc": time.strftime("%H:%M:%SZ", time.gmtime()),
                         "load_before": [round(x, 2) for x in load_before],
                         "load_after": [round(x, 2) for x in os.getloadavg()],
+                        "blas_threads": args.blas_threads,
                         **result,
                     }
                     (out / f"{result['size']}-r{number}-{name}.json").write_text(json.dumps(record, indent=1) + "\n")
@@ -301,9 +306,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base", help="the commit to compare against (git archive of its packages/)")
     parser.add_argument("--head", default="HEAD", help="the commit measured as head (default HEAD)")
     parser.add_argument("--out", help="the folder each round's JSON and summary.json are written to")
+    parser.add_argument("--blas-threads", type=int, help="with --rounds: cap the rounds' BLAS/OpenMP threads")
     args = parser.parse_args(argv)
     if args.rounds < 0 or (args.rounds and not (args.base and args.out)):
         parser.error("--rounds N needs N >= 1, --base REV and --out DIR")
+    if args.blas_threads is not None and args.blas_threads < 1:
+        parser.error("--blas-threads needs N >= 1")
     if args.rounds:
         return _rounds(args)
     sizes, queries = ([300], 5) if args.smoke else (args.sizes, args.queries)
