@@ -54,7 +54,7 @@ def tests(session: nox.Session) -> None:
     # Exit code 5 (nothing collected) is a failure here: this suite always has tests. Two workers (the machines
     # have two cores; much e2e time is spent waiting on child processes), each file kept on one worker so that a
     # module-scoped fixture (a sweep, a built vault) is built once; session-scoped servers start once per worker.
-    session.run("pytest", "-n", "2", "--dist", "loadfile", *session.posargs)
+    session.run("pytest", "-n", "2", "--dist", "loadfile", "--durations=25", *session.posargs)
 
 
 @nox.session

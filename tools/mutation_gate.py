@@ -11,6 +11,12 @@ applies it, removes that file's stale bytecode, runs only its tests with the cop
 on ``PYTHONPATH`` (the workspace is installed editable, so without that the checkout would be what imports),
 then restores the file. A mutation whose tests still pass SURVIVED: the gate fails.
 
+Each copy has one worker process (``--serve``) that imports pytest, its plugins and the heavy third-party
+libraries once (``PRELOAD``; about 3 s of every pytest start-up) and then forks one child per mutation, which
+runs ``pytest.main`` and imports every ``undercroft_*`` module fresh, from the mutated file. The worker refuses
+to start if anything it preloaded pulled in an ``undercroft_*`` module: a module imported before the mutation
+would be the unmutated one.
+
 Before any mutation it proves the copy is what imports: a child interpreter must resolve every target module
 inside the copy, and a planted self-check mutation (the read door's HMAC comparison made to raise) must be
 caught. Exit codes: 0 every mutation caught, 1 a mutation survived or the gate could not run.
@@ -23,17 +29,23 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import dataclasses
+import importlib
+import importlib.metadata
 import importlib.util
+import json
 import os
 import pathlib
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 import tomllib
+import traceback
 from collections.abc import Iterable, Sequence
+from typing import IO, Any
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DEFAULT_LIST = ROOT / "tests" / "meta" / "mutations.toml"
@@ -203,34 +215,170 @@ def _drop_bytecode(path: pathlib.Path) -> None:
             cached.unlink(missing_ok=True)
 
 
-def run_one(tree: pathlib.Path, mutation: Mutation, python: str = sys.executable) -> Outcome:
-    """Apply `mutation` to the copy at `tree`, run its tests, restore the file; caught when pytest fails."""
-    relative = mutation.target()
-    path = tree / relative
+#: Imported by each worker before it forks (never an undercroft module): what every pytest start-up here spends
+#: its seconds on. pytest's plugins (the ``pytest11`` entry points: hypothesis, schemathesis, xdist, anyio) too.
+PRELOAD = (
+    "pytest",
+    "numpy",
+    "nacl.bindings",
+    "cryptography.hazmat.primitives.ciphers.aead",
+    "pydantic",
+    "mcp.types",
+    "starlette.applications",
+    "click",
+    "httpx",
+    "zstandard",
+    "argon2",
+    "hypothesis",
+)
+_OURS = "undercroft"
+
+
+def _pytest_args(mutation: Mutation) -> list[str]:
+    # Plugins the worker imported cannot have their asserts rewritten; pytest warns so, harmlessly, once per run.
+    quiet = ["-W", "ignore::pytest.PytestAssertRewriteWarning"]
+    return ["-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *quiet, *mutation.tests]
+
+
+def _fork_pytest(args: list[str], timeout: float, output: str) -> dict[str, Any]:
+    """In the worker: one child runs ``pytest.main(args)`` into `output`; its exit code, or a timeout."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: its own session (a timeout kills what it spawned), its output to the file
+        code = 3
+        try:
+            os.setsid()
+            sink = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(sink, 1)
+            os.dup2(sink, 2)
+            os.close(sink)
+            nothing = os.open(os.devnull, os.O_RDONLY)  # the worker's stdin is the harness's pipe: never read it
+            os.dup2(nothing, 0)
+            os.close(nothing)
+            sys.argv = ["pytest", *args]
+            import pytest
+
+            code = int(pytest.main(args))
+        except BaseException:  # noqa: BLE001 - the child must always reach os._exit
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    deadline = time.monotonic() + timeout
+    timed_out = False
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.killpg(pid, signal.SIGKILL)
+            _, status = os.waitpid(pid, 0)
+            timed_out = True
+            break
+        time.sleep(0.02)
+    try:  # what the run left behind in its session (servers, CLI children) goes with it
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    return {"code": os.waitstatus_to_exitcode(status), "timed_out": timed_out}
+
+
+def serve() -> int:
+    """The worker (``--serve``, cwd the copy): preload, say ready, then one forked pytest per request line."""
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass  # not installed here: the child imports what it needs
+    for entry in importlib.metadata.entry_points(group="pytest11"):
+        try:
+            entry.load()
+        except Exception:  # noqa: BLE001, S112 - a plugin that fails to load fails again, visibly, in pytest
+            continue
+    leaked = sorted(name for name in sys.modules if name.split(".")[0].startswith(_OURS))
+    print(json.dumps({"ready": not leaked, "leaked": leaked}), flush=True)
+    if leaked:
+        return 1
+    for line in sys.stdin:
+        request = json.loads(line)
+        reply = _fork_pytest(list(request["args"]), float(request["timeout"]), str(request["output"]))
+        print(json.dumps(reply), flush=True)
+    return 0
+
+
+class Worker:
+    """One ``--serve`` process over one copy of the tree; `pytest` forks a fresh child in it per call."""
+
+    def __init__(self, tree: pathlib.Path, python: str = sys.executable) -> None:
+        self.tree = tree
+        self._log = tree.parent / f"{tree.name}-worker.log"
+        self._output = tree.parent / f"{tree.name}-pytest.out"
+        with self._log.open("wb") as log:
+            self._process = subprocess.Popen(
+                [python, str(tree / "tools" / "mutation_gate.py"), "--serve"],
+                cwd=tree,
+                env=environment(tree),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+            )
+        hello = self._reply()
+        if not hello.get("ready"):
+            self.close()
+            leaked = f"the mutation worker preloaded undercroft modules {hello.get('leaked')}: fix PRELOAD"
+            raise MutationError(leaked)
+
+    def _reply(self) -> dict[str, Any]:
+        stdout: IO[str] | None = self._process.stdout
+        line = stdout.readline() if stdout is not None else ""
+        if not line:
+            self._process.wait()
+            log = self._log.read_text(encoding="utf-8", errors="replace")[-2000:]
+            raise MutationError(f"the mutation worker for {self.tree} exited {self._process.returncode}: {log}")
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    def pytest(self, args: list[str], timeout: float) -> tuple[int | None, str]:
+        """pytest's exit code (None on a timeout) and its output, from a child forked for this run."""
+        assert self._process.stdin is not None
+        request = {"args": args, "timeout": timeout, "output": str(self._output)}
+        self._process.stdin.write(json.dumps(request) + "\n")
+        self._process.stdin.flush()
+        reply = self._reply()
+        output = self._output.read_text(encoding="utf-8", errors="replace")
+        return (None if reply["timed_out"] else int(reply["code"])), output
+
+    def close(self) -> None:
+        """End the worker and wait for it (its children's CPU time then counts in RUSAGE_CHILDREN)."""
+        if self._process.stdin is not None and not self._process.stdin.closed:
+            self._process.stdin.close()
+        try:
+            self._process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+
+
+def run_one(worker: Worker, mutation: Mutation) -> Outcome:
+    """Apply `mutation` to the worker's copy, run its tests, restore the file; caught when pytest fails."""
+    path = worker.tree / mutation.target()
     pristine = path.read_text(encoding="utf-8")
     mutated = mutate_text(pristine, mutation)
     started = time.monotonic()
     try:
         path.write_text(mutated, encoding="utf-8")
         _drop_bytecode(path)
-        command = [python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *mutation.tests]
-        try:
-            result = subprocess.run(
-                command,
-                cwd=tree,
-                env=environment(tree),
-                capture_output=True,
-                text=True,
-                timeout=TIMEOUT_SECONDS,
-                check=False,
-            )
-            output = result.stdout + result.stderr
-            if result.returncode in (4, 5):  # usage error or nothing collected: the list is wrong, not the code
-                unrunnable = f"{mutation.id}: pytest could not run its tests {mutation.tests}:\n{output[-3000:]}"
-                raise MutationError(unrunnable)
-            caught = result.returncode != 0
-        except subprocess.TimeoutExpired as expired:
-            caught, output = True, f"timed out after {TIMEOUT_SECONDS} s (counted as caught)\n{expired.stdout or ''}"
+        code, output = worker.pytest(_pytest_args(mutation), TIMEOUT_SECONDS)
+        if code is None:
+            caught, output = True, f"timed out after {TIMEOUT_SECONDS} s (counted as caught)\n{output}"
+        elif code in (4, 5):  # usage error or nothing collected: the list is wrong, not the code
+            unrunnable = f"{mutation.id}: pytest could not run its tests {mutation.tests}:\n{output[-3000:]}"
+            raise MutationError(unrunnable)
+        else:
+            caught = code != 0
     finally:
         path.write_text(pristine, encoding="utf-8")
         _drop_bytecode(path)
@@ -264,33 +412,46 @@ def run(
         modules = {m.module for m in [*mutations, SELF_CHECK] if m.module}
         for tree in trees:
             prove_copy_imports(tree, modules, python)
-        if self_check:
-            outcome = run_one(trees[0], SELF_CHECK, python)
-            if not outcome.caught:
-                not_imported = "self-check mutation survived: the copy is not what the tests import"
-                raise MutationError(f"{not_imported}\n{outcome.tail}")
+        workers: list[Worker] = []
+        try:
+            workers.extend(Worker(tree, python) for tree in trees)
+            outcomes = _run_all(mutations, workers, self_check=self_check, echo=echo)
+        finally:
+            for worker in workers:
+                worker.close()
+    return outcomes
+
+
+def _run_all(mutations: Sequence[Mutation], workers: list[Worker], *, self_check: bool, echo: bool) -> list[Outcome]:
+    if self_check:
+        outcome = run_one(workers[0], SELF_CHECK)
+        if not outcome.caught:
+            not_imported = "self-check mutation survived: the copy is not what the tests import"
+            raise MutationError(f"{not_imported}\n{outcome.tail}")
+        if echo:
+            print(f"self-check caught ({outcome.seconds:.1f} s): the mutated copy is what the tests import")
+    free = list(workers)
+    outcomes: list[Outcome] = []
+
+    def work(mutation: Mutation) -> Outcome:
+        worker = free.pop()
+        try:
+            return run_one(worker, mutation)
+        finally:
+            free.append(worker)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(workers)) as pool:
+        for outcome in pool.map(work, mutations):
+            outcomes.append(outcome)
             if echo:
-                print(f"self-check caught ({outcome.seconds:.1f} s): the mutated copy is what the tests import")
-        free = list(trees)
-        outcomes: list[Outcome] = []
-
-        def work(mutation: Mutation) -> Outcome:
-            tree = free.pop()
-            try:
-                return run_one(tree, mutation, python)
-            finally:
-                free.append(tree)
-
-        with concurrent.futures.ThreadPoolExecutor(max_workers=len(trees)) as pool:
-            for outcome in pool.map(work, mutations):
-                outcomes.append(outcome)
-                if echo:
-                    verdict = "caught  " if outcome.caught else "SURVIVED"
-                    print(f"{verdict} {outcome.seconds:6.1f} s  {outcome.mutation.id}", flush=True)
+                verdict = "caught  " if outcome.caught else "SURVIVED"
+                print(f"{verdict} {outcome.seconds:6.1f} s  {outcome.mutation.id}", flush=True)
     return outcomes
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if list(sys.argv[1:] if argv is None else argv) == ["--serve"]:
+        return serve()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--list", type=pathlib.Path, default=DEFAULT_LIST)
     parser.add_argument("--only", nargs="*", default=None, help="run only these mutation ids")

@@ -7,8 +7,12 @@ The full gate (every mutation against its tests, minutes) is `nox -s mutation`; 
 from __future__ import annotations
 
 import importlib.util
+import json
 import pathlib
+import shutil
+import subprocess
 import sys
+import time
 
 import pytest
 
@@ -100,3 +104,65 @@ def test_main_exits_1_when_a_mutation_survives(tmp_path: pathlib.Path) -> None:
     assert gate.main(["--list", str(listing), "--jobs", "1", "--no-self-check"]) == 1
     listing.write_text(listing.read_text().replace("#: Share of the score", "#: Not in the file"), encoding="utf-8")
     assert gate.main(["--list", str(listing), "--jobs", "1", "--no-self-check"]) == 1
+
+
+def _serve(preload: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
+    program = (
+        "import sys; sys.path.insert(0, 'tools'); import mutation_gate as g\n"
+        f"g.PRELOAD = {preload!r}\n"
+        "sys.exit(g.serve())\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", program], cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False
+    )
+
+
+def test_the_worker_refuses_to_serve_once_it_has_imported_an_undercroft_module() -> None:
+    """A module the worker imports before forking is the UNmutated one in every child: that must never start."""
+    clean = _serve(("numpy",))
+    assert clean.returncode == 0 and json.loads(clean.stdout) == {"ready": True, "leaked": []}
+    leaked = _serve(("numpy", "undercroft_store"))
+    assert leaked.returncode == 1
+    reply = json.loads(leaked.stdout)
+    assert reply["ready"] is False and "undercroft_store" in reply["leaked"]
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan's reaping is up to init, which may be slow in a container)."""
+    for _ in range(50):
+        try:
+            state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+        if state in ("Z", "X"):
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def test_a_run_past_its_timeout_is_killed_with_what_it_spawned(tmp_path: pathlib.Path) -> None:
+    """The worker's child runs in its own session: a hung test and the process it started both end."""
+    tree = tmp_path / "undercroft"
+    (tree / "tools").mkdir(parents=True)
+    shutil.copy(ROOT / "tools" / "mutation_gate.py", tree / "tools" / "mutation_gate.py")
+    pidfile = tmp_path / "grandchild.pid"
+    (tree / "test_hang.py").write_text(
+        "import subprocess, sys, time\n"
+        "def test_hang():\n"
+        "    child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+        f"    open({str(pidfile)!r}, 'w').write(str(child.pid))\n"
+        "    time.sleep(120)\n",
+        encoding="utf-8",
+    )
+    (tree / "test_ok.py").write_text("def test_ok():\n    assert True\n", encoding="utf-8")
+    worker = gate.Worker(tree)
+    try:
+        started = time.monotonic()
+        code, _ = worker.pytest(["-q", "-p", "no:cacheprovider", "test_hang.py"], timeout=3)
+        assert code is None and time.monotonic() - started < 30
+        grandchild = int(pidfile.read_text())
+        assert not _running(grandchild)
+        code, output = worker.pytest(["-q", "-p", "no:cacheprovider", "test_ok.py"], timeout=60)
+        assert code == 0 and "1 passed" in output  # the worker serves on after a timeout
+    finally:
+        worker.close()
