@@ -76,6 +76,8 @@ def test_seal_many_equals_seal_for_the_same_nonces(keys_a: VaultKeys) -> None:
     assert opener.open_many(domains, batched) == payloads
     with pytest.raises(OpenFailed):
         opener.open(Domain.drawer_meta("d1"), batched[0])  # the content blob is not the meta
+    fresh = Sealer(keys_a).seal_many([Domain.content(f"d{i}") for i in range(50)], [b"same"] * 50)
+    assert len({blob[1:25] for blob in fresh}) == 50  # a fresh nonce per blob, never one per batch
 
 
 def test_direct_encryption_equals_the_public_one(keys_a: VaultKeys) -> None:
