@@ -38,7 +38,7 @@ from undercroft_store.errors import (
 )
 from undercroft_store.kernel._internal.chain_append import append_in_transaction, commit_and_anchor
 from undercroft_store.kernel._internal.context import VaultContext
-from undercroft_store.kernel._internal.meta_at_rest import register_names, seal_meta, stored_label, stored_labels
+from undercroft_store.kernel._internal.meta_at_rest import register_names, seal_metas, stored_label, stored_labels
 from undercroft_store.kernel._internal.structure import read_counter
 from undercroft_store.kernel._internal.vectors import embed_quantised, pack_rows, quantise_supplied
 from undercroft_store.kernel._internal.write_decision import (
@@ -217,19 +217,26 @@ def _prepare(
     keys, sealer, sealed = context.keys, context.sealer, context.sealed
     embeddings = _embed_missing(context, [item.drawer for item in items], packed)
     matrices = _encode_tokens(context, [item.drawer for item in items], supplied)
-    prepared: list[_Prepared] = []
-    for item, embedding, tokens in zip(items, embeddings, matrices, strict=True):
-        drawer_id = item.drawer.id
-        if sealed:
-            at_rest = sealer.seal(Domain.content(drawer_id), item.plain)
-            embedding = sealer.seal(Domain.embedding(drawer_id), embedding)
-        else:
-            at_rest = item.plain
-        # The tag covers the meta AT REST (sealed on a sealed vault), as it covers the content at rest.
-        meta = seal_meta(context, drawer_id, item.meta)
-        tag = compute_tag(keys, drawer_id, meta, at_rest)
-        prepared.append(_Prepared(item.drawer, meta, at_rest, embedding, item.fingerprint, tag, tokens))
-    return prepared
+    ids = [item.drawer.id for item in items]
+    contents = [item.plain for item in items]
+    if sealed:
+        # One batched seal per artifact kind, each blob under its own domain and fresh nonce (`seal_many`).
+        contents = sealer.seal_many([Domain.content(drawer_id) for drawer_id in ids], contents)
+        embeddings = sealer.seal_many([Domain.embedding(drawer_id) for drawer_id in ids], embeddings)
+    # The tag covers the meta AT REST (sealed on a sealed vault), as it covers the content at rest.
+    metas = seal_metas(context, ids, [item.meta for item in items])
+    return [
+        _Prepared(
+            item.drawer,
+            meta,
+            at_rest,
+            embedding,
+            item.fingerprint,
+            compute_tag(keys, item.drawer.id, meta, at_rest),
+            tokens,
+        )
+        for item, meta, at_rest, embedding, tokens in zip(items, metas, contents, embeddings, matrices, strict=True)
+    ]
 
 
 def _encode_tokens(

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import binascii
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
 from undercroft_core.drawer import Drawer
@@ -48,6 +48,7 @@ __all__ = [
     "reseal_surface_meta",
     "scope_label_namer",
     "seal_meta",
+    "seal_metas",
     "seal_surface_meta",
     "stored_label",
     "stored_labels",
@@ -115,6 +116,15 @@ def seal_meta(context: VaultContext, drawer_id: str, plain: bytes) -> bytes:
     if not context.metadata_sealed:
         return plain
     return binascii.b2a_base64(context.sealer.seal(Domain.drawer_meta(drawer_id), plain), newline=False)
+
+
+def seal_metas(context: VaultContext, drawer_ids: Sequence[str], plains: Sequence[bytes]) -> list[bytes]:
+    """`seal_meta` over a write batch: each meta under its own ``{id}/meta`` domain and nonce, in one
+    `Sealer.seal_many` call (the same at-rest shape)."""
+    if not context.metadata_sealed:
+        return list(plains)
+    domains = [Domain.drawer_meta(drawer_id) for drawer_id in drawer_ids]
+    return [binascii.b2a_base64(blob, newline=False) for blob in context.sealer.seal_many(domains, plains)]
 
 
 def open_meta(context: VaultContext, drawer_id: str, stored: bytes) -> bytes:
