@@ -11,37 +11,20 @@ leave the destination's database untouched.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 from undercroft_cli._internal.composition import open_store
-from undercroft_cli._internal.exit_codes import run_cli
-from undercroft_cli.main import cli
 from undercroft_store.memory.kg.graph import KnowledgeGraph
 from undercroft_store.memory.supersession import supersede_drawer
 
+from .conftest import init_home, run_in_process
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in [n for n in os.environ if n.startswith("UNDERCROFT_")]:
-        monkeypatch.delenv(name)
-
-
-def _home(monkeypatch: pytest.MonkeyPatch, path: Path) -> Path:
-    monkeypatch.setenv("UNDERCROFT_HOME", str(path))
-    if not (path / "vaults").exists():
-        assert run_cli(cli, ["init"]) == 0
-    return path
-
-
-def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = run_cli(cli, list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+pytestmark = pytest.mark.usefixtures("clean_undercroft_env")
+_home = init_home
+_run = run_in_process
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
