@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from undercroft_core import HashEmbedder
+from undercroft_core import Drawer, HashEmbedder, append_drawer_id
 from undercroft_store import Palace
 from undercroft_store.kernel._internal.meta_at_rest import stored_label
 
@@ -80,3 +80,20 @@ def label_of(home: Path) -> Callable[..., str]:
             return str(stored_label(store._context, field, value))
 
     return label
+
+
+def appended_drawer(
+    index: int, content: str, *, wing: str, room: str, filed_at: str = "2024-01-01T00:00:00Z", **extra: object
+) -> Drawer:
+    """A drawer as an API save files it (the ``append`` id recipe, ``added_by="test"``): the suites' test data."""
+    return Drawer(
+        id=append_drawer_id(wing, room, index),
+        content=content,
+        wing=wing,
+        room=room,
+        chunk_index=index,
+        id_recipe="append",
+        added_by="test",
+        filed_at=filed_at,
+        **extra,  # type: ignore[arg-type]
+    )

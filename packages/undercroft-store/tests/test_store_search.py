@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from undercroft_core import Drawer, HashEmbedder, append_drawer_id, calibrated_semantic_score
+from undercroft_core import Drawer, HashEmbedder, calibrated_semantic_score
 from undercroft_core.language import terms
 from undercroft_store import DrawerWrite, Palace, RecordTampered, Screen, VaultStore
 from undercroft_store.search import (
@@ -27,6 +27,8 @@ from undercroft_store.search import (
     semantic_scores,
 )
 from undercroft_store.search._internal.term_bags import term_bag, term_list
+
+from .conftest import appended_drawer
 
 pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
 
@@ -138,14 +140,11 @@ def test_bad_requests_are_refused_precisely(fields: dict[str, object], message: 
 
 # --- the pipeline over a sealed vault ---------------------------------------------------------------------
 def _drawer(index: int, text: str, wing: str = "w", room: str = "r", day: int = 1, kind: str | None = None) -> Drawer:
-    return Drawer(
-        id=append_drawer_id(wing, room, index),
-        content=text,
+    return appended_drawer(
+        index,
+        text,
         wing=wing,
         room=room,
-        chunk_index=index,
-        id_recipe="append",
-        added_by="test",
         filed_at=f"2024-01-{day:02d}T00:00:00Z",
         content_date=f"2023-10-{day:02d}",
         kind=kind,

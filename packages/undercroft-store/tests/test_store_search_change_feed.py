@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from undercroft_core import Drawer, HashEmbedder, append_drawer_id
+from undercroft_core import Drawer, HashEmbedder
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import DrawerWrite, Palace, RecordTampered, Screen, VaultStore
 from undercroft_store.governance.forgetting import forget
@@ -19,6 +19,8 @@ from undercroft_store.integrity.rotation import rotate_context
 from undercroft_store.kernel.screening import Bypass, BypassReason
 from undercroft_store.search import EmbeddingCache, Searcher, SearchRequest
 from undercroft_store.search._internal.change_feed import change_feed
+
+from .conftest import appended_drawer
 
 pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
 
@@ -37,16 +39,7 @@ SCOPES = [
 
 def _drawer(index: int, text: str, wing: str = "w") -> Drawer:
     room = f"r{index % 5}"
-    return Drawer(
-        id=append_drawer_id(wing, room, index),
-        content=text,
-        wing=wing,
-        room=room,
-        chunk_index=index,
-        id_recipe="append",
-        added_by="test",
-        filed_at="2024-01-01T00:00:00Z",
-    )
+    return appended_drawer(index, text, wing=wing, room=room, filed_at="2024-01-01T00:00:00Z")
 
 
 @pytest.fixture

@@ -15,10 +15,12 @@ from collections.abc import Iterator
 from datetime import date
 
 import pytest
-from undercroft_core import Drawer, HashEmbedder, append_drawer_id
+from undercroft_core import Drawer, HashEmbedder
 from undercroft_core.language import ReadingConventions
 from undercroft_store import DrawerWrite, Palace, Screen, VaultStore
 from undercroft_store.search import Searcher, SearchRequest, SearchResult
+
+from .conftest import appended_drawer
 
 pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
 
@@ -47,14 +49,11 @@ def _text(rng: random.Random, index: int) -> str:
 def _drawer(index: int, text: str) -> Drawer:
     wing = ("life", "work", "trips")[index % 3]
     room = f"r{index % 4}"
-    return Drawer(
-        id=append_drawer_id(wing, room, index),
-        content=text,
+    return appended_drawer(
+        index,
+        text,
         wing=wing,
         room=room,
-        chunk_index=index,
-        id_recipe="append",
-        added_by="test",
         filed_at="2024-01-01T00:00:00Z",
         content_date=f"2023-{1 + index % 12:02d}-15" if index % 2 else None,
     )

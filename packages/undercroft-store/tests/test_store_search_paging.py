@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
-from undercroft_core import Drawer, HashEmbedder, append_drawer_id
+from undercroft_core import Drawer, HashEmbedder
 from undercroft_store import DrawerWrite, Palace, Screen, VaultStore
 from undercroft_store.search import (
     HYDRATION_FLOOR,
@@ -18,6 +18,8 @@ from undercroft_store.search import (
     SearchHit,
     SearchRequest,
 )
+
+from .conftest import appended_drawer
 
 pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
 
@@ -31,16 +33,7 @@ _WORDS += ["lantern", "harbour", "ledger"]
 
 def _drawer(index: int, text: str, filed_at: str) -> Drawer:
     wing, room = f"w{index % 4}", f"r{index % 6}"
-    return Drawer(
-        id=append_drawer_id(wing, room, index),
-        content=text,
-        wing=wing,
-        room=room,
-        chunk_index=index,
-        id_recipe="append",
-        added_by="test",
-        filed_at=filed_at,
-    )
+    return appended_drawer(index, text, wing=wing, room=room, filed_at=filed_at)
 
 
 @pytest.fixture(scope="module")

@@ -29,6 +29,8 @@ from undercroft_store.search import InvalidSearch, Searcher, SearchRequest, plan
 from undercroft_store.search.tiers import HnswTier, PQTier, TierOptions, pq, scaled_tier
 from undercroft_store.search.tiers.exact import open_embeddings
 
+from .conftest import appended_drawer
+
 pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
 
 EMBEDDER = HashEmbedder()
@@ -51,16 +53,7 @@ def _small_training(monkeypatch: pytest.MonkeyPatch) -> None:
 def _drawer(index: int, text: str, wing: str | None = None, room: str | None = None) -> Drawer:
     wing = wing or WINGS[index % 3]
     room = room or f"r{index % 4}"
-    return Drawer(
-        id=append_drawer_id(wing, room, index),
-        content=text,
-        wing=wing,
-        room=room,
-        chunk_index=index,
-        id_recipe="append",
-        added_by="test",
-        filed_at="2024-01-01T00:00:00Z",
-    )
+    return appended_drawer(index, text, wing=wing, room=room, filed_at="2024-01-01T00:00:00Z")
 
 
 def _id(index: int) -> str:

@@ -25,6 +25,8 @@ from undercroft_store import (
     Screen,
 )
 
+from .conftest import appended_drawer
+
 pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
 
 STORE_SRC = Path(__file__).resolve().parents[1] / "src" / "undercroft_store"
@@ -33,17 +35,7 @@ STORE_SRC = Path(__file__).resolve().parents[1] / "src" / "undercroft_store"
 def _drawer(
     index: int, content: str = "a verbatim memory", *, wing: str = "life", room: str = "car", **extra: object
 ) -> Drawer:
-    return Drawer(
-        id=append_drawer_id(wing, room, index),
-        content=content,
-        wing=wing,
-        room=room,
-        chunk_index=index,
-        id_recipe="append",
-        added_by="test",
-        filed_at="2026-05-01T09:00:00Z",
-        **extra,  # type: ignore[arg-type]
-    )
+    return appended_drawer(index, content, wing=wing, room=room, filed_at="2026-05-01T09:00:00Z", **extra)
 
 
 def test_only_writes_module_touches_the_drawer_table() -> None:

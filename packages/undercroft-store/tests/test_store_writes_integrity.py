@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import undercroft_obs as obs
-from undercroft_core import Drawer, HashEmbedder, append_drawer_id
+from undercroft_core import Drawer, HashEmbedder
 from undercroft_core.errors import IntegrityError
 from undercroft_core.quantisation import QuantisedVectors
 from undercroft_obs import names
@@ -22,20 +22,13 @@ from undercroft_store import Bypass, BypassReason, DrawerWrite, InvalidDrawer, P
 from undercroft_store.kernel.writes import write_drawers
 from undercroft_vault import AuditRow, compute_tag, fingerprint
 
+from .conftest import appended_drawer
+
 pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
 
 
 def _drawer(index: int, content: str, *, wing: str = "life", room: str = "car", **extra: object) -> Drawer:
-    return Drawer(
-        id=append_drawer_id(wing, room, index),
-        content=content,
-        wing=wing,
-        room=room,
-        chunk_index=index,
-        id_recipe="append",
-        added_by="test",
-        **{"filed_at": "2026-05-01T09:00:00Z", **extra},  # type: ignore[arg-type]
-    )
+    return appended_drawer(index, content, wing=wing, room=room, **{"filed_at": "2026-05-01T09:00:00Z", **extra})
 
 
 class _CountingEmbedder(HashEmbedder):

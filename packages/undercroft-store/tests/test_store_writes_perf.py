@@ -10,28 +10,20 @@ import numpy as np
 import pytest
 import undercroft_obs as obs
 from numpy.typing import NDArray
-from undercroft_core import Drawer, HashEmbedder, append_drawer_id
+from undercroft_core import Drawer, HashEmbedder
 from undercroft_core.embedder import EmbedderIdentity
 from undercroft_core.quantisation import QuantisedVectors
 from undercroft_obs import names
 from undercroft_store import Bypass, BypassReason, DrawerWrite, InvalidDrawer, Palace, Screen
 from undercroft_store.kernel._internal.vectors import EXACT_SLICE_CHARS, _slices, embed_quantised, pack_rows
 
+from .conftest import appended_drawer
+
 pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-recipe (sha256-v1) ids
 
 
 def _drawer(index: int, content: str, *, wing: str = "life", room: str = "car", **extra: object) -> Drawer:
-    return Drawer(
-        id=append_drawer_id(wing, room, index),
-        content=content,
-        wing=wing,
-        room=room,
-        chunk_index=index,
-        id_recipe="append",
-        added_by="test",
-        filed_at="2026-05-01T09:00:00Z",
-        **extra,  # type: ignore[arg-type]
-    )
+    return appended_drawer(index, content, wing=wing, room=room, filed_at="2026-05-01T09:00:00Z", **extra)
 
 
 def _texts() -> list[str]:
