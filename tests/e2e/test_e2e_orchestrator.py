@@ -284,6 +284,10 @@ def test_the_metrics_listener_counts_without_naming_tenants(tmp_path: Path) -> N
         )
         assert httpx.get(f"{running.orchestrator.url}/metrics").status_code == 404  # not on the tenants' port
         scrape = httpx.get(f"http://127.0.0.1:{port}/metrics").text
+        # One SIGTERM stops both listeners at once: each uvicorn server installs its own signal handler, and a
+        # control plane that outlived its metrics listener was killed at the test's 30 s timeout instead.
+        stopped = running.orchestrator.stop(timeout=10)
+        assert stopped == 0, f"exit {stopped} on SIGTERM:\n{running.orchestrator.log}"
     finally:
         running.stop()
     assert 'undercroft_orch_requests_total{route="data"} 3.0' in scrape

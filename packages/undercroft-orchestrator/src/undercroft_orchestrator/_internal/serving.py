@@ -82,9 +82,12 @@ def run(environment: Environment, state: State, *, address: str | None, replica:
                     metrics_port = servers[1].servers[0].sockets[0].getsockname()[1]
                     print(f"metrics on http://{servers[1].config.host}:{metrics_port}/metrics", file=sys.stderr)
                 sys.stderr.flush()
-            else:
-                for server in servers:
-                    server.should_exit = True
+            # Each uvicorn server installs its own SIGINT/SIGTERM handler and the last one installed wins: a
+            # stop seen by any server must stop them all, or the control plane outlives its metrics listener.
+            while not any(s.should_exit for s in servers):
+                await anyio.sleep(0.05)
+            for server in servers:
+                server.should_exit = True
         await engines.aclose()
 
     anyio.run(serve)
