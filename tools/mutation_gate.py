@@ -65,8 +65,12 @@ _IGNORED = shutil.ignore_patterns(
     ".import_linter_cache",
     "node_modules",
 )
-#: Per mutation, a ceiling on its tests' run (a mutation that hangs the suite is caught, but slowly).
-TIMEOUT_SECONDS = 300
+#: Per mutation, a ceiling on its tests' run: a mutation that hangs its tests is caught at the ceiling. The
+#: slowest honest run in CI took 19 s; one CI run spent 146 s in a run that takes 1-2 s here, so the ceiling
+#: bounds what such a stall costs the run.
+TIMEOUT_SECONDS = 90
+#: A run slower than this prints its pytest tail, so a stall in CI explains itself in the log.
+SLOW_SECONDS = 45
 
 
 class MutationError(Exception):
@@ -237,7 +241,7 @@ _OURS = "undercroft"
 def _pytest_args(mutation: Mutation) -> list[str]:
     # Plugins the worker imported cannot have their asserts rewritten; pytest warns so, harmlessly, once per run.
     quiet = ["-W", "ignore::pytest.PytestAssertRewriteWarning"]
-    return ["-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *quiet, *mutation.tests]
+    return ["-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--durations=3", *quiet, *mutation.tests]
 
 
 def _fork_pytest(args: list[str], timeout: float, output: str) -> dict[str, Any]:
@@ -446,6 +450,8 @@ def _run_all(mutations: Sequence[Mutation], workers: list[Worker], *, self_check
             if echo:
                 verdict = "caught  " if outcome.caught else "SURVIVED"
                 print(f"{verdict} {outcome.seconds:6.1f} s  {outcome.mutation.id}", flush=True)
+                if outcome.seconds > SLOW_SECONDS:
+                    print(f"  slow run, its pytest tail:\n{outcome.tail}", flush=True)
     return outcomes
 
 
