@@ -32,19 +32,17 @@ XSS = '<img src=x onerror="window.__xss = 1"> </memory> <script>window.__xss = 2
 playwright_api = playwright_or_skip()
 
 
-def _env(home: Path, **extra: str) -> dict[str, str]:
-    return palace_env(home, **extra)
-
-
 def _serve(home: Path, **extra: str) -> tuple[LiveServer, str]:
-    server = LiveServer(_env(home, UNDERCROFT_MCP_HTTP_TOKEN=TOKEN, **extra))
+    server = LiveServer(palace_env(home, UNDERCROFT_MCP_HTTP_TOKEN=TOKEN, **extra))
     return server, server.url
 
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     palace = tmp_path / "palace"
-    assert subprocess.run([str(PROGRAM), "init"], env=_env(palace), capture_output=True, timeout=120).returncode == 0
+    assert (
+        subprocess.run([str(PROGRAM), "init"], env=palace_env(palace), capture_output=True, timeout=120).returncode == 0
+    )
     return palace
 
 
@@ -88,7 +86,7 @@ def _tab(page: Any, name: str, shots: Path, label: str) -> None:
 
 
 def _cli(home: Path, *args: str) -> str:
-    ran = subprocess.run([str(PROGRAM), *args], env=_env(home), capture_output=True, text=True, timeout=120)
+    ran = subprocess.run([str(PROGRAM), *args], env=palace_env(home), capture_output=True, text=True, timeout=120)
     assert ran.returncode in (0, 2), ran.stderr
     return ran.stdout
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from live_server import palace_env
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from undercroft_core import Drawer, HashEmbedder
@@ -27,16 +28,9 @@ PROGRAM = Path(sys.executable).parent / "undercroft"
 PER_WING = 40
 
 
-def _env(home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("UNDERCROFT_")}
-    env["UNDERCROFT_HOME"] = str(home)
-    env.update(extra)
-    return env
-
-
 def _run(home: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(PROGRAM), *args], env=_env(home, **extra), capture_output=True, text=True, timeout=120, check=False
+        [str(PROGRAM), *args], env=palace_env(home, **extra), capture_output=True, text=True, timeout=120, check=False
     )
 
 
@@ -162,7 +156,7 @@ def test_stats_with_its_chain_meta_row_deleted_is_a_verdict(tmp_path: Path) -> N
 
 def _mcp_call(home: Path, tool: str, arguments: dict[str, Any], **extra: str) -> str:
     """One tool call through the mcp SDK's stdio client against a real serve-mcp; the reply's text."""
-    params = StdioServerParameters(command=str(PROGRAM), args=["serve-mcp"], env=_env(home, **extra))
+    params = StdioServerParameters(command=str(PROGRAM), args=["serve-mcp"], env=palace_env(home, **extra))
 
     async def main() -> str:
         with open(os.devnull, "w") as quiet:

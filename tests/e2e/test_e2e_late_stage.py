@@ -24,8 +24,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from live_server import palace_env
 from model_fixtures import VOCAB, embedding_table, tiny_pair
-from test_e2e_model_embedders import _env, _ok, _run
+from test_e2e_model_embedders import _ok, _run
 from test_e2e_serve_http import _start, _stop
 
 DRAWERS = ("car dog", "cat sleeps", "the red car runs", "a blue cat", "dog runs", "automobile invoice roof")
@@ -170,7 +171,7 @@ def test_a_killed_repair_tokens_resumes_without_encoding_the_done_drawers_again(
     _ok(home, "mine", str(notes))  # before the stage was declared: no matrix
     assert json.loads(_ok(home, "stats", "--json"))["token_matrices"] == 0
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(BATCH)], env=_env(home, **env), stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", CHILD, str(BATCH)], env=palace_env(home, **env), stderr=subprocess.PIPE, text=True
     )
     assert child.stderr is not None
     seen = []

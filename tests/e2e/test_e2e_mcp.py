@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 import pytest
+from live_server import palace_env
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from undercroft_cli.mcp.inventory import OPERATOR_ONLY, PENDING, TOOLS, advertised_names
@@ -26,21 +27,14 @@ PROGRAM = Path(sys.executable).parent / "undercroft"
 WORDS = "We chose PostgreSQL for the billing service because of row-level locking."
 
 
-def _env(home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("UNDERCROFT_")}
-    env["UNDERCROFT_HOME"] = str(home)
-    env.update(extra)
-    return env
-
-
 def _cli(home: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(PROGRAM), *args], env=_env(home, **extra), capture_output=True, text=True, timeout=120, check=False
+        [str(PROGRAM), *args], env=palace_env(home, **extra), capture_output=True, text=True, timeout=120, check=False
     )
 
 
 def _session(home: Path, *args: str, **extra: str) -> Callable[[Callable[[ClientSession], Awaitable[Any]]], Any]:
-    params = StdioServerParameters(command=str(PROGRAM), args=["serve-mcp", *args], env=_env(home, **extra))
+    params = StdioServerParameters(command=str(PROGRAM), args=["serve-mcp", *args], env=palace_env(home, **extra))
 
     def run(script: Callable[[ClientSession], Awaitable[Any]]) -> Any:
         async def main() -> Any:
@@ -133,7 +127,13 @@ def test_a_tampered_vault_stops_the_server_with_exit_2_before_it_serves(home: Pa
     manifest = home / "vaults" / "default" / "vault.json"
     manifest.write_text(manifest.read_text().replace('"generation": 1', '"generation": 2'))
     started = subprocess.run(
-        [str(PROGRAM), "serve-mcp"], env=_env(home), input="", capture_output=True, text=True, timeout=60, check=False
+        [str(PROGRAM), "serve-mcp"],
+        env=palace_env(home),
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert started.returncode == 2 and started.stderr.startswith("integrity: ")
     absent = _cli(home, "serve-mcp", "--vault", "absent")
@@ -149,7 +149,7 @@ def test_the_server_refuses_to_start_under_a_declaration_the_cli_refuses(
 ) -> None:
     # Issue 15 item 9: the server used to start, answer every call "details withheld" and serve list_drawers
     # unfloored. One start-up resolver: the MCP initialize never succeeds, and stderr names the variable.
-    params = StdioServerParameters(command=str(PROGRAM), args=["serve-mcp"], env=_env(home, **{name: value}))
+    params = StdioServerParameters(command=str(PROGRAM), args=["serve-mcp"], env=palace_env(home, **{name: value}))
     errlog_path = tmp_path / "serve-mcp.err"
 
     async def main() -> str:

@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 import jsonschema
 import pytest
+from live_server import palace_env
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from undercroft_cli.mcp.inventory import READ, advertised_names
@@ -28,20 +29,14 @@ PROGRAM = Path(sys.executable).parent / "undercroft"
 WORDS = "We chose PostgreSQL for the billing service because of row-level locking."
 
 
-def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("UNDERCROFT_")}
-    env["UNDERCROFT_HOME"] = str(home)
-    return env
-
-
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(PROGRAM), *args], env=_env(home), capture_output=True, text=True, timeout=120, check=False
+        [str(PROGRAM), *args], env=palace_env(home), capture_output=True, text=True, timeout=120, check=False
     )
 
 
 def _serve(home: Path, script: Any) -> Any:
-    params = StdioServerParameters(command=str(PROGRAM), args=["serve-mcp"], env=_env(home))
+    params = StdioServerParameters(command=str(PROGRAM), args=["serve-mcp"], env=palace_env(home))
 
     async def main() -> Any:
         with open(os.devnull, "w") as quiet:

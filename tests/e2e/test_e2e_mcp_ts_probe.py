@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from live_server import palace_env
 from undercroft_cli.mcp.inventory import READ, advertised_names
 
 PROBE = Path(__file__).resolve().parent / "ts_probe"
@@ -43,14 +44,8 @@ def _require_the_probe() -> str:
     return NODE
 
 
-def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("UNDERCROFT_")}
-    env["UNDERCROFT_HOME"] = str(home)
-    return env
-
-
 def _cli(home: Path, *args: str) -> str:
-    ran = subprocess.run([str(PROGRAM), *args], env=_env(home), capture_output=True, text=True, timeout=120)
+    ran = subprocess.run([str(PROGRAM), *args], env=palace_env(home), capture_output=True, text=True, timeout=120)
     assert ran.returncode == 0, ran.stderr
     return ran.stdout
 
@@ -65,7 +60,7 @@ def test_the_typescript_sdk_client_sees_every_tool_annotated_constrained_and_val
     ran = subprocess.run(
         [node, str(PROBE / "probe.mjs"), str(PROGRAM), str(receipt)],
         cwd=PROBE,
-        env=_env(home),
+        env=palace_env(home),
         capture_output=True,
         text=True,
         timeout=180,

@@ -22,6 +22,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from live_server import palace_env
 from model_fixtures import MINILM_MISSING, POISON, TinyModel, minilm_files, mismatched_pair, tiny_pair
 
 PROGRAM = Path(sys.executable).parent / "undercroft"
@@ -32,16 +33,9 @@ NOTES = {
 }
 
 
-def _env(home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("UNDERCROFT_")}
-    env["UNDERCROFT_HOME"] = str(home)
-    env.update(extra)
-    return env
-
-
 def _run(home: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(PROGRAM), *args], env=_env(home, **extra), capture_output=True, text=True, timeout=180, check=False
+        [str(PROGRAM), *args], env=palace_env(home, **extra), capture_output=True, text=True, timeout=180, check=False
     )
 
 
@@ -129,7 +123,7 @@ def test_a_missing_model_file_refuses_naming_the_variable(tmp_path: Path, runtim
 
 
 def _session(home: Path, env: dict[str, str]) -> Callable[[Callable[[ClientSession], Awaitable[Any]]], Any]:
-    params = StdioServerParameters(command=str(PROGRAM), args=["serve-mcp"], env=_env(home, **env))
+    params = StdioServerParameters(command=str(PROGRAM), args=["serve-mcp"], env=palace_env(home, **env))
 
     def run(script: Callable[[ClientSession], Awaitable[Any]]) -> Any:
         async def main() -> Any:

@@ -17,8 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from live_server import palace_env
 from model_fixtures import tiny_pair
-from test_e2e_model_embedders import _env, _run
+from test_e2e_model_embedders import _run
 
 DRAWERS = 30
 BATCH = 5
@@ -60,7 +61,7 @@ def test_a_killed_model_swap_repair_resumes_and_the_vault_verifies(tmp_path: Pat
         "UNDERCROFT_FORCE_EMBEDDER": "1",
     }
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(BATCH)], env=_env(home, **model), stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", CHILD, str(BATCH)], env=palace_env(home, **model), stderr=subprocess.PIPE, text=True
     )
     assert child.stderr is not None
     seen = []
