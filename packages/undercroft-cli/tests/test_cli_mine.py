@@ -7,35 +7,23 @@ import shutil
 from pathlib import Path
 
 import pytest
-from undercroft_cli._internal.exit_codes import run_cli
 from undercroft_cli._internal.filing import file_plans
 from undercroft_cli._internal.progress import progress
-from undercroft_cli.main import cli
 from undercroft_cli.mining import plan_mine
+
+from .conftest import init_home, run_in_process
 
 FIXTURES = Path(__file__).parent / "fixtures" / "mining" / "convos"
 SESSION = FIXTURES / "claude-code" / "session.jsonl"
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in [n for n in __import__("os").environ if n.startswith("UNDERCROFT_")]:
-        monkeypatch.delenv(name)
-    palace = tmp_path / "palace"
-    monkeypatch.setenv("UNDERCROFT_HOME", str(palace))
-    assert run_cli(cli, ["init"]) == 0
-    return palace
-
-
-def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = run_cli(cli, list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clean_undercroft_env: None) -> Path:
+    return init_home(monkeypatch, tmp_path / "palace")
 
 
 def _drawers(capsys: pytest.CaptureFixture[str], *extra: str) -> list[dict[str, str]]:
-    code, out, _ = _run(capsys, "drawer", "list", "--json", "--limit", "1000", *extra)
+    code, out, _ = run_in_process(capsys, "drawer", "list", "--json", "--limit", "1000", *extra)
     assert code == 0
     return list(json.loads(out))
 
@@ -52,7 +40,7 @@ def _docs(tmp_path: Path) -> Path:
 
 def test_mine_files_is_idempotent_and_verbatim(home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = _docs(tmp_path)
-    code, out, _ = _run(capsys, "mine", str(root))
+    code, out, _ = run_in_process(capsys, "mine", str(root))
     assert code == 0
     assert "skipped: debug.log: excluded ('*.log' (.gitignore:1))" in out
     assert "skipped: image.bin: unsupported type" in out
@@ -60,24 +48,24 @@ def test_mine_files_is_idempotent_and_verbatim(home: Path, tmp_path: Path, capsy
     [drawer] = _drawers(capsys)
     assert (drawer["wing"], drawer["room"]) == ("my_notes", "general")
     assert drawer["content"] == "We chose GraphQL over REST.\n\nTyped schemas won the argument."
-    code, out, _ = _run(capsys, "mine", str(root), "--json")
+    code, out, _ = run_in_process(capsys, "mine", str(root), "--json")
     report = json.loads(out)
     assert (report["created"], report["unchanged"], report["drawers"]) == (0, 1, 1)
     (root / "decisions.md").write_text("We chose GraphQL over REST.\n\nTyped schemas and tooling won.\n")
-    code, out, _ = _run(capsys, "mine", str(root), "--json")
+    code, out, _ = run_in_process(capsys, "mine", str(root), "--json")
     assert (json.loads(out)["updated"], json.loads(out)["created"]) == (1, 0)
     [drawer] = _drawers(capsys)
     assert drawer["content"].endswith("tooling won.")
-    assert _run(capsys, "verify")[0] == 0
+    assert run_in_process(capsys, "verify")[0] == 0
 
 
 def test_mine_into_wing_room_and_dry_run(home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = _docs(tmp_path)
-    code, out, _ = _run(capsys, "mine", str(root), "--dry-run")
+    code, out, _ = run_in_process(capsys, "mine", str(root), "--dry-run")
     assert code == 0 and "dry run: nothing written" in out and _drawers(capsys) == []
-    code, out, _ = _run(capsys, "mine", str(root), "--exclude", "decisions.md", "--dry-run")
+    code, out, _ = run_in_process(capsys, "mine", str(root), "--exclude", "decisions.md", "--dry-run")
     assert code == 0 and "skipped: decisions.md: excluded" in out and "mine: 0 file(s)" in out
-    assert _run(capsys, "mine", str(root), "--wing", "backend", "--room", "decisions")[0] == 0
+    assert run_in_process(capsys, "mine", str(root), "--wing", "backend", "--room", "decisions")[0] == 0
     [drawer] = _drawers(capsys)
     assert (drawer["wing"], drawer["room"]) == ("backend", "decisions")
 
@@ -90,18 +78,18 @@ def test_stale_trailing_chunks_and_delete_by_source(
     long_doc = root / "long.md"
     long_doc.write_text("\n\n".join(f"Paragraph {i} " + "word " * 150 for i in range(6)))
     (root / "keep.md").write_text("Kept.")
-    assert _run(capsys, "mine", str(root))[0] == 0
+    assert run_in_process(capsys, "mine", str(root))[0] == 0
     before = len(_drawers(capsys))
     assert before > 3
     long_doc.write_text("Paragraph 0 only.")
-    assert _run(capsys, "mine", str(root))[0] == 0
+    assert run_in_process(capsys, "mine", str(root))[0] == 0
     assert len(_drawers(capsys)) == before  # the trailing chunks are stale, not removed
-    code, out, _ = _run(capsys, "drawer", "delete-by-source", str(long_doc))
+    code, out, _ = run_in_process(capsys, "drawer", "delete-by-source", str(long_doc))
     assert code == 0 and out.startswith(f"deleted {before - 1} drawer(s) from {long_doc.resolve().as_posix()}")
     assert [d["content"] for d in _drawers(capsys)] == ["Kept."]
-    assert _run(capsys, "mine", str(root))[0] == 0
+    assert run_in_process(capsys, "mine", str(root))[0] == 0
     assert sorted(d["content"] for d in _drawers(capsys)) == ["Kept.", "Paragraph 0 only."]
-    assert _run(capsys, "verify")[0] == 0
+    assert run_in_process(capsys, "verify")[0] == 0
 
 
 @pytest.mark.parametrize(
@@ -126,7 +114,7 @@ def test_bad_input_exits_1_with_a_precise_message(
     root = _docs(tmp_path)
     (tmp_path / "file.md").write_text("just prose, not a transcript\n")
     values = {"missing": str(tmp_path / "missing"), "file": str(tmp_path / "file.md"), "root": str(root)}
-    code, _, err = _run(capsys, *(a.format(**values) for a in args))
+    code, _, err = run_in_process(capsys, *(a.format(**values) for a in args))
     assert code == 1
     assert expected in err
 
@@ -134,12 +122,12 @@ def test_bad_input_exits_1_with_a_precise_message(
 def test_mine_convos_files_every_fixture_format(home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = tmp_path / "convos"
     shutil.copytree(FIXTURES, root)
-    code, out, _ = _run(capsys, "mine", str(root), "--mode", "convos", "--json")
+    code, out, _ = run_in_process(capsys, "mine", str(root), "--mode", "convos", "--json")
     report = json.loads(out)
     assert code == 0 and report["files"] >= 8 and report["created"] == report["drawers"] > 0
     contents = "\n".join(d["content"] for d in _drawers(capsys, "--wing", "convos"))
     assert 'said, "Which AEAD should the vault use?"' in contents
-    code, out, _ = _run(capsys, "mine", str(root), "--mode", "convos", "--json")
+    code, out, _ = run_in_process(capsys, "mine", str(root), "--mode", "convos", "--json")
     assert json.loads(out)["unchanged"] == report["drawers"]
 
 
@@ -148,13 +136,13 @@ def test_sweep_files_each_message_once(home: Path, tmp_path: Path, capsys: pytes
     root.mkdir(parents=True)
     session = root / "session.jsonl"
     shutil.copy(SESSION, session)
-    code, out, _ = _run(capsys, "sweep", str(root.parent), "--wing", "claude-code", "--json")
+    code, out, _ = run_in_process(capsys, "sweep", str(root.parent), "--wing", "claude-code", "--json")
     first = json.loads(out)
     assert code == 0 and first["created"] == first["drawers"] >= 2
     swept = _drawers(capsys, "--wing", "claude-code")
     assert {d["room"] for d in swept} == {"conversations"}
     assert 'User said, "Which AEAD should the vault use?"' in [d["content"] for d in swept]
-    code, out, _ = _run(capsys, "sweep", str(root.parent), "--wing", "claude-code", "--json")
+    code, out, _ = run_in_process(capsys, "sweep", str(root.parent), "--wing", "claude-code", "--json")
     assert (json.loads(out)["created"], json.loads(out)["unchanged"]) == (0, first["drawers"])
     record = {
         "type": "user",
@@ -165,7 +153,7 @@ def test_sweep_files_each_message_once(home: Path, tmp_path: Path, capsys: pytes
     }
     with session.open("a") as handle:
         handle.write(json.dumps(record) + "\n")
-    code, out, _ = _run(capsys, "sweep", str(root.parent), "--wing", "claude-code")
+    code, out, _ = run_in_process(capsys, "sweep", str(root.parent), "--wing", "claude-code")
     assert code == 0 and "created 1, updated 0, unchanged " + str(first["drawers"]) in out
 
 
@@ -175,14 +163,14 @@ def test_sweep_refuses_an_oversized_message_without_failing_the_batch(
     root = tmp_path / "logs"
     root.mkdir()
     (root / "chat.txt").write_text("> hello\nhi there\n> big\n" + "y" * 70_000 + "\n> bye\nsee you\n")
-    code, out, _ = _run(capsys, "sweep", str(root), "--json")
+    code, out, _ = run_in_process(capsys, "sweep", str(root), "--json")
     report = json.loads(out)
     assert code == 0 and len(report["refused"]) == 1 and "content over 65536 bytes" in report["refused"][0]["reason"]
     assert report["created"] == report["drawers"] - 1
 
 
 def test_transcript_render_prints_turns_verbatim(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(capsys, "transcript", "render", str(SESSION))
+    code, out, _ = run_in_process(capsys, "transcript", "render", str(SESSION))
     assert code == 0 and out.startswith('User said, "Which AEAD should the vault use?"\n\n')
 
 
@@ -191,7 +179,7 @@ def test_transcript_render_refuses_malformed_json_at_its_position(
 ) -> None:
     bad = tmp_path / "s.jsonl"
     bad.write_text(SESSION.read_text().splitlines()[1] + "\n{not json\n")
-    code, _, err = _run(capsys, "transcript", "render", str(bad))
+    code, _, err = run_in_process(capsys, "transcript", "render", str(bad))
     assert code == 1 and "s.jsonl: line 2 column 2: invalid JSON" in err
 
 
@@ -247,11 +235,11 @@ def test_a_deeply_nested_transcript_is_skipped_and_the_rest_are_filed(
     (root / "deep.json").write_text(body)
     for command in ("mine", "sweep"):
         argv = [command, str(root), *(["--mode", "convos"] if command == "mine" else [])]
-        code, out, err = _run(capsys, *argv)
+        code, out, err = run_in_process(capsys, *argv)
         assert code == 0 and "Traceback" not in err, (command, err)
         assert "skipped: deep.json: malformed transcript" in out and "nested deeper than 100 levels" in out
         assert "created 0" not in out, command  # the good transcript was filed
-    code, _, err = _run(capsys, "transcript", "render", str(root / "deep.json"))
+    code, _, err = run_in_process(capsys, "transcript", "render", str(root / "deep.json"))
     assert code == 1 and "nested deeper than 100 levels" in err and "Traceback" not in err
 
 
@@ -273,15 +261,15 @@ def test_mine_seals_the_search_snapshot_so_a_read_only_search_starts_from_it(
         with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as connection:
             return list(connection.execute("SELECT * FROM search_snapshot"))
 
-    code, out, _ = _run(capsys, "mine", str(root), "--wing", "notes")
+    code, out, _ = run_in_process(capsys, "mine", str(root), "--wing", "notes")
     assert code == 0 and f"created {MIN_DRAWERS + 10}," in out
     sealed = snapshot()
     assert sealed, "the mine stored no search snapshot"
-    code, out, _ = _run(capsys, "search", "graphql gateway latency", "--json")
+    code, out, _ = run_in_process(capsys, "search", "graphql gateway latency", "--json")
     assert code == 0 and json.loads(out)["hits"] and snapshot() == sealed  # read-only: restored, not rewritten
     # A write overtakes the snapshot; re-mining (nothing changed) seals the current state again.
-    assert _run(capsys, "remember", "One more note about the gateway.")[0] == 0
-    code, out, _ = _run(capsys, "mine", str(root), "--wing", "notes")
+    assert run_in_process(capsys, "remember", "One more note about the gateway.")[0] == 0
+    code, out, _ = run_in_process(capsys, "mine", str(root), "--wing", "notes")
     assert code == 0 and f"unchanged {MIN_DRAWERS + 10}," in out
     resealed = snapshot()
     assert resealed and resealed != sealed
@@ -299,8 +287,8 @@ def test_a_tampered_drawer_found_while_sealing_the_snapshot_is_a_verdict_after_t
     many.mkdir()
     for number in range(MIN_DRAWERS):
         (many / f"note{number:05d}.md").write_text(f"Note {number} about the billing service.\n")
-    assert _run(capsys, "mine", str(many), "--wing", "notes")[0] == 0
-    assert _run(capsys, "remember", "A drawer in another wing.", "--wing", "other")[0] == 0
+    assert run_in_process(capsys, "mine", str(many), "--wing", "notes")[0] == 0
+    assert run_in_process(capsys, "remember", "A drawer in another wing.", "--wing", "other")[0] == 0
     database = home / "vaults" / "default" / "vault.db"
     with sqlite3.connect(database) as connection:
         seq, content = connection.execute(
@@ -312,7 +300,7 @@ def test_a_tampered_drawer_found_while_sealing_the_snapshot_is_a_verdict_after_t
     more = tmp_path / "more"
     more.mkdir()
     (more / "new.md").write_text("A new note filed after the tamper.\n")
-    code, out, err = _run(capsys, "mine", str(more), "--wing", "more")
+    code, out, err = run_in_process(capsys, "mine", str(more), "--wing", "more")
     assert code == 2, (out, err)
     assert "created 1," in out  # what was filed is reported first
     assert "integrity" in err.lower() or "tamper" in err.lower(), err

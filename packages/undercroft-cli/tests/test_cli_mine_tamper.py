@@ -7,30 +7,17 @@ tampered row, the audit trail and the chain exactly as they were (the evidence t
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from pathlib import Path
 
 import pytest
-from undercroft_cli._internal.exit_codes import run_cli
-from undercroft_cli.main import cli
+
+from .conftest import init_home, run_in_process
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in [n for n in os.environ if n.startswith("UNDERCROFT_")]:
-        monkeypatch.delenv(name)
-    palace = tmp_path / "palace"
-    monkeypatch.setenv("UNDERCROFT_HOME", str(palace))
-    assert run_cli(cli, ["init"]) == 0
-    return palace
-
-
-def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = run_cli(cli, list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clean_undercroft_env: None) -> Path:
+    return init_home(monkeypatch, tmp_path / "palace")
 
 
 def _db(home: Path) -> sqlite3.Connection:
@@ -67,16 +54,16 @@ def test_re_mining_over_a_tampered_row_exits_2_and_writes_nothing(
     root.mkdir()
     source = root / "decisions.md"
     source.write_text("We chose GraphQL over REST.\n\nTyped schemas won the argument.\n")
-    assert _run(capsys, "mine", str(root))[0] == 0
+    assert run_in_process(capsys, "mine", str(root))[0] == 0
     drawer_id = _flip(home, column)
     before = _state(home)
     if edited:
         source.write_text("We chose GraphQL over REST.\n\nTyped schemas and tooling won.\n")
-    code, out, err = _run(capsys, "mine", str(root))
+    code, out, err = run_in_process(capsys, "mine", str(root))
     assert code == 2, (out, err)
     assert f"integrity: record {drawer_id} in vault 'default' fails its HMAC tag" in err
     assert "`undercroft verify` names the tampered record(s)" in err and "restore from backup" in err
     assert "unchanged 1" not in out
     assert _state(home) == before
-    code, out, _ = _run(capsys, "verify")
+    code, out, _ = run_in_process(capsys, "verify")
     assert code == 2 and f"TAMPERED: {drawer_id}" in out
