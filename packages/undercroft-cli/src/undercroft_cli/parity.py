@@ -244,7 +244,6 @@ OPERATION_BYPASSES: dict[str, str] = {
     "behind the canonical fence",
     # The operator plane: MCP deliberately lacks it; the CLI and /v1 each call the store function.
     "kg authority": _store_call("declare_authority"),
-    "vault create": "/v1 creates through Palace.create_vault too (plus external embedders): no operation yet",
     "vault list": "/v1 lists through Palace.list_vaults too: no operation yet",
     "vault delete": "/v1 deletes through Palace.delete_vault too (behind its pinned-vault refusal): no operation yet",
     "vault rotate": _store_call("rotate_vault"),

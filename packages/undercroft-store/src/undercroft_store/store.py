@@ -251,11 +251,14 @@ class VaultStore:
         kind: str | None = None,
         agent: str | None = None,
         screening: Screening | None = None,
+        vector: Sequence[float] | None = None,
     ) -> list[WriteResult]:
         """Normalise, chunk and save ``text`` as append-recipe drawers (screened unless told otherwise).
 
         ``agent`` is recorded as the writer's claim on every drawer; text that normalises to nothing raises
-        `NothingToRemember`."""
+        `NothingToRemember`. ``vector`` is the caller's own embedding of the text (an ``external:`` vault takes
+        no other): it describes one drawer, so text that chunks into more than one is refused (`InvalidDrawer`),
+        before anything is written."""
         context = self._live()
         if context.read_only:
             return write_drawers(context, [], screening=Screen())  # raises ReadOnlyStore
@@ -263,6 +266,11 @@ class VaultStore:
         if is_blank(normalised):  # zero-width characters are no more a memory than spaces are
             raise NothingToRemember("nothing to remember: the text is empty or whitespace (invisible characters count)")
         pieces = chunk(normalised)
+        if vector is not None and len(pieces) != 1:
+            raise InvalidDrawer(
+                f"a supplied vector describes one drawer, but the text chunks into {len(pieces)} pieces: "
+                "save each piece with its own vector"
+            )
         first = self.allocate_append_indices(len(pieces))
         filed_at = context.now()
         drawers = [
@@ -280,7 +288,7 @@ class VaultStore:
             )
             for offset, piece in enumerate(pieces)
         ]
-        return self.write([DrawerWrite(d) for d in drawers], screening=screening or Screen())
+        return self.write([DrawerWrite(d, vector) for d in drawers], screening=screening or Screen())
 
     def delete(self, drawer_id: str) -> None:
         """Delete one drawer (tombstone + audit record); `DrawerNotFound` when it does not exist."""

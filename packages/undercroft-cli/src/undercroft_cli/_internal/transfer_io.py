@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 from undercroft_core import Drawer
+from undercroft_core.external_embedder import EXTERNAL_PREFIX
 from undercroft_core.ids import ID_RECIPE_APPEND, ID_RECIPE_SOURCE
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import Bypass, BypassReason, DrawerWrite, Screen, VaultStore
@@ -19,7 +20,7 @@ from undercroft_store.kernel.token_table import content_digest, supplied_current
 from undercroft_store.memory.kg.graph import FactInput, KnowledgeGraph
 from undercroft_store.memory.tunnels import create_tunnel, list_tunnels
 
-from undercroft_cli._internal.composition import open_store, pick_embedder
+from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.filing import BATCH_SIZE, FilingReport, utc_now
 from undercroft_cli._internal.mempalace_export import is_mempalace_export, read_mempalace_export
 from undercroft_cli._internal.progress import progress
@@ -245,6 +246,22 @@ def _adopt(store: VaultStore, parsed: ExportFile, name: str, report: ImportRepor
         )
 
 
+def _external_importable(parsed: ExportFile, name: str, declared: object, here: str, same_space: bool) -> None:
+    """An external: vault cannot embed: every drawer must arrive with a vector of its own space. Checked over
+    the whole export before anything (the id key included) is written."""
+    if not same_space:
+        raise InvalidExport(
+            f"{name}: this vault stores caller-supplied vectors ({here}) and cannot embed, but the export's drawers "
+            f"are in {declared!r}: import it into a vault of that space"
+        )
+    for record in parsed.drawers:
+        if not isinstance(record.get("embedding"), dict):
+            raise InvalidExport(
+                f"{name}: line {record['_line']}: a drawer without its embedding, and this vault ({here}) cannot "
+                "embed one"
+            )
+
+
 def _import_export(
     store: VaultStore,
     parsed: ExportFile,
@@ -254,12 +271,14 @@ def _import_export(
     added_by: str = _ADDED_BY,
     adopt: bool = False,
 ) -> None:
-    _adopt(store, parsed, name, report, adopt)
     declared = parsed.manifest.get("embedder")
-    here = pick_embedder().identity.label
+    here = store.embedder.identity.label  # the vault's own space (an external: vault's, when it recorded one)
     # The hash embedder is deterministic: re-embedding reproduces the exported int8 bytes exactly, where a
     # supplied float vector would be re-quantised (same direction, other bytes). Another space is re-embedded.
     same_space = declared == here and not here.startswith("undercroft-hash")
+    if here.startswith(EXTERNAL_PREFIX):
+        _external_importable(parsed, name, declared, here, same_space)
+    _adopt(store, parsed, name, report, adopt)
     if declared is not None and declared != here:
         report.notes.append(f"embedder {declared!r} differs from this vault's {here!r}: drawers re-embedded")
     drawers: list[Drawer] = []

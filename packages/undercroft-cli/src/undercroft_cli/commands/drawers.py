@@ -8,10 +8,12 @@ from datetime import UTC, datetime
 
 import click
 from undercroft_core import KIND_VOCAB
+from undercroft_core.external_embedder import EXTERNAL_PREFIX
 from undercroft_store import DEFAULT_VAULT
 
 from undercroft_cli._internal.composition import open_reader, open_store
 from undercroft_cli._internal.i18n import message
+from undercroft_cli._internal.vector_option import parse_vector_option
 from undercroft_cli.operations import drawer_record
 from undercroft_cli.operations.drawers import UpdateRefused, update_drawer
 
@@ -26,12 +28,20 @@ _VAULT = click.option("--vault", default=DEFAULT_VAULT, show_default=True, help=
 @click.option("--wing", default="general", show_default=True)
 @click.option("--room", default="notes", show_default=True)
 @click.option("--kind", type=click.Choice(KIND_VOCAB), default=None)
+@click.option(
+    "--vector",
+    default=None,
+    help="The text's embedding as a JSON array: required by an external:<name>@<dim> vault (one drawer's worth).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print {results: [{outcome, id, wing, room}]}.")
-def remember_command(text: str | None, vault: str, wing: str, room: str, kind: str | None, as_json: bool) -> int:
+def remember_command(
+    text: str | None, vault: str, wing: str, room: str, kind: str | None, vector: str | None, as_json: bool
+) -> int:
     """Save TEXT verbatim (or standard input when TEXT is '-' or absent).
 
     Example: undercroft remember "We chose GraphQL over REST" --wing backend --room decisions
     """
+    supplied = None if vector is None else parse_vector_option(vector)
     if text is None or text == "-":
         if text is None and sys.stdin.isatty():  # nothing piped: say how, rather than wait silently for EOF
             raise click.UsageError(
@@ -40,7 +50,13 @@ def remember_command(text: str | None, vault: str, wing: str, room: str, kind: s
             )
         text = sys.stdin.read()
     with open_store(vault) as store:
-        results = store.remember(text, wing=wing, room=room, kind=kind, added_by="cli")
+        space = store.embedder.identity.label
+        if supplied is None and space.startswith(EXTERNAL_PREFIX):
+            raise click.UsageError(
+                f"vault {vault!r} stores caller-supplied vectors ({space}): pass the text's embedding with "
+                "--vector '[…]' (a JSON array of that dimension)"
+            )
+        results = store.remember(text, wing=wing, room=room, kind=kind, added_by="cli", vector=supplied)
     if as_json:
         rows = [{"outcome": r.outcome, "id": r.id, "wing": wing, "room": room} for r in results]
         click.echo(json.dumps({"results": rows}))

@@ -22,12 +22,11 @@ from undercroft_store.search import Searcher, SearchHit, SearchRequest, SearchRe
 
 from undercroft_cli._internal.composition import INDEX_BACKENDS, open_mirror, open_reader, open_store
 from undercroft_cli._internal.i18n import message
+from undercroft_cli._internal.vector_option import parse_vector_option
 from undercroft_cli.operations import (
-    ValueRefused,
     no_hits_line,
     parse_day,
     parse_instant,
-    parse_vector,
     search_disclosures,
 )
 
@@ -90,15 +89,6 @@ def _date(value: str | None, flag: str) -> date | None:
         return parse_day(value)
     except ValueError as problem:
         raise click.BadParameter(str(problem), param_hint=flag) from None
-
-
-def _vector(text: str) -> tuple[float, ...]:
-    try:
-        return parse_vector(json.loads(text))
-    except json.JSONDecodeError as error:
-        raise click.BadParameter(f"not a JSON array ({error.msg})", param_hint="--vector") from None
-    except ValueRefused as refused:
-        raise click.BadParameter(f"must be {refused.expected}, got {refused.value}", param_hint="--vector") from None
 
 
 def _instant(value: str | None) -> datetime | None:
@@ -174,7 +164,7 @@ def search_command(
         when_from_query=when_from_query,
         as_of=_date(as_of, "--as-of"),
         conventions=reading_conventions(language, date_order, week_start, calendar),
-        query_vector=None if vector is None else _vector(vector),
+        query_vector=None if vector is None else parse_vector_option(vector),
     )
     if backend != "local":
         if room_cap is not None:

@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 
 import click
+from undercroft_core.errors import InvalidInput
 from undercroft_store import DEFAULT_VAULT
 
-from undercroft_cli._internal.composition import open_palace
+from undercroft_cli._internal.composition import open_palace, pick_embedder
 from undercroft_cli._internal.i18n import message
+from undercroft_cli.operations.values import ValueRefused
+from undercroft_cli.operations.vaults import create_vault, parse_vault_embedder
 
 __all__ = ["init_command", "vault_group"]
 
@@ -38,15 +41,34 @@ def vault_group() -> None:
 @vault_group.command("create")
 @click.argument("name")
 @click.option("--level", type=_LEVEL, default="sealed", show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print {vault, level, path}.")
-def vault_create(name: str, level: str, as_json: bool) -> int:
-    """Create vault NAME (own keys, own database)."""
+@click.option(
+    "--embedder",
+    default="hash",
+    show_default=True,
+    help="The vault's vector space: hash (the engine embeds), or external:<name>@<dim> (every save and search "
+    "supplies its own vector: remember --vector, search --vector).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print {vault, level, embedder, path}.")
+def vault_create(name: str, level: str, embedder: str, as_json: bool) -> int:
+    """Create vault NAME (own keys, own database, own vector space).
+
+    Example: undercroft vault create team --embedder external:e5-large@1024
+    """
+    try:
+        parse_vault_embedder(embedder)  # refused before the palace is opened: nothing is created
+    except ValueRefused as refused:
+        raise click.BadParameter(f"must be {refused.expected}, got {refused.value}", param_hint="--embedder") from None
+    except InvalidInput as invalid:
+        raise click.BadParameter(str(invalid), param_hint="--embedder") from None
     with open_palace() as palace:
-        path = palace.create_vault(name, level=level)  # type: ignore[arg-type]
+        created = create_vault(
+            palace, name, level=level, embedder=embedder, default_label=lambda: pick_embedder().identity.label
+        )
     if as_json:
-        click.echo(json.dumps({"vault": name, "level": level, "path": str(path)}))
+        record = {"vault": name, "level": level, "embedder": created.embedder, "path": str(created.path)}
+        click.echo(json.dumps(record))
         return 0
-    click.echo(message("vault.created", vault=name, level=level, path=path))
+    click.echo(message("vault.created", vault=name, level=level, path=created.path))
     return 0
 
 

@@ -12,7 +12,6 @@ import json
 from typing import Any
 
 from starlette.responses import Response
-from undercroft_core.external_embedder import EXTERNAL_PREFIX, ExternalEmbedder
 from undercroft_store.errors import VaultInUse
 from undercroft_store.governance.forgetting import forget, verify_forgetting
 from undercroft_store.governance.read_audit import close_window
@@ -42,6 +41,8 @@ from undercroft_cli.operations.refine import refine
 from undercroft_cli.operations.remote_index import index_status_record
 from undercroft_cli.operations.repair import repair
 from undercroft_cli.operations.trust import assign_trust, trust_records
+from undercroft_cli.operations.values import ValueRefused
+from undercroft_cli.operations.vaults import create_vault
 
 __all__ = ["MAX_IMPORT_BODY", "OPERATOR_BINDINGS"]
 
@@ -67,25 +68,18 @@ def _not_pinned(call: Call, what: str) -> None:
 
 # --- lifecycle ---------------------------------------------------------------------------------------
 def _create(call: Call) -> dict[str, Any]:
-    name = call.args.required_text("id")
-    level = call.args.choice("level") or "sealed"
-    declared = call.args.text("embedder")
-    external: ExternalEmbedder | None = None
-    if declared is not None and declared != "hash":
-        if not declared.startswith(EXTERNAL_PREFIX):
-            raise HttpRefusal(
-                400, f"create: argument 'embedder' must be hash or external:<name>@<dim>, got {declared!r}"
+    try:
+        with call.tenancy.palace_lock:
+            created = create_vault(
+                call.tenancy.palace,
+                call.args.required_text("id"),
+                level=call.args.choice("level") or "sealed",
+                embedder=call.args.text("embedder"),
+                default_label=lambda: call.tenancy.embedder.identity.label,
             )
-        external = ExternalEmbedder.parse(declared)  # InvalidInput (400) names the malformed declaration
-    palace = call.tenancy.palace
-    with call.tenancy.palace_lock:
-        palace.create_vault(name, level=level)  # type: ignore[arg-type]  # checked by the enum
-        if external is not None:
-            # The space is recorded now, before any drawer, so every later open offers the same one.
-            with palace.open_vault(name, external) as store:
-                store.record_embedder()
-    embedder = external.identity.label if external is not None else call.tenancy.embedder.identity.label
-    return {"id": name, "level": level, "embedder": embedder, "created": True}
+    except ValueRefused as refused:  # a malformed external declaration is InvalidInput (400) naming it
+        raise HttpRefusal(400, f"create: argument 'embedder' must be {refused.expected}, got {refused.value}") from None
+    return {"id": created.name, "level": created.level, "embedder": created.embedder, "created": True}
 
 
 def _list(call: Call) -> dict[str, Any]:
