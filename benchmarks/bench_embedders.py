@@ -29,6 +29,11 @@ one process. The late encoder is MiniLM's own token states (`OrtLateEncoder`), e
 cached in RAM (`CachedLateEncoder`) so the rows share one encode; the stored rows still pack, seal, store,
 open and dequantise every matrix they score.
 
+``late-pq``: the stored stage with its matrices as stored below ``UNDERCROFT_TOK_PQ_MIN`` (int8, ``UCT1``) against
+the same stage with every matrix PQ-coded (``UNDERCROFT_TOK_PQ_MIN=32``: each conversation's vault trains its
+own token codebook once 32 matrices are stored, then codes every matrix, ``UCT2``), beside the stage off, on the
+hash default; how many vaults trained a codebook is counted, so a row that never coded is visible.
+
 ``ingest``: drawers/s through the store's write path (a sealed vault, one batch) for hash, onnx, ort with a
 pool of 1 (one batched all-core forward) and ort with a pool of single-thread sessions, on the same LoCoMo
 chunks, interleaved so the machine's noise lands on every arm.
@@ -287,9 +292,15 @@ def _late_row(
     conversations: list, embedder: Embedder, arm: str, out: pathlib.Path, row: str, late: CachedLateEncoder
 ) -> dict[str, object]:
     stages: list[object] = []
+    codebooks: list[int | None] = []
+
+    class Counted(UndercroftRetriever):
+        def index(self, chunks: Sequence[object]) -> None:
+            super().index(chunks)  # type: ignore[arg-type]
+            codebooks.append(self._store.stats().token_codebook_generation)
 
     def factory(context: object) -> UndercroftRetriever:
-        retriever = UndercroftRetriever(context, embedder=embedder, late_encoder=late)  # type: ignore[arg-type]
+        retriever = Counted(context, embedder=embedder, late_encoder=late)  # type: ignore[arg-type]
         stages.append(retriever._searcher.rescore)
         return retriever
 
@@ -303,7 +314,14 @@ def _late_row(
     (out / f"{row}.json").write_text(json.dumps(document, indent=1), encoding="utf-8")
     stored = sum(getattr(stage, "scored_from_store", 0) for stage in stages)
     encoded = sum(getattr(stage, "encoded_at_query", 0) for stage in stages)
-    return {"row": row, "wall_seconds": round(wall, 1), "scored_from_store": stored, "encoded_at_query": encoded}
+    coded = sum(1 for generation in codebooks if generation)
+    return {
+        "row": row,
+        "wall_seconds": round(wall, 1),
+        "scored_from_store": stored,
+        "encoded_at_query": encoded,
+        "vaults_pq_coded": f"{coded}/{len(codebooks)}",
+    }
 
 
 def late(out: pathlib.Path) -> None:
@@ -326,6 +344,24 @@ def late(out: pathlib.Path) -> None:
         with _Declared({"UNDERCROFT_LATE_TOP_N": "200"}):
             print(_late_row(conversations, embedder, arm, out, f"{prefix}-late-stored-200", cached), flush=True)
     print({"rerank_failures": scorer.rerank_failures, "late_failures": encoder.late_failures}, flush=True)
+
+
+def late_pq(out: pathlib.Path) -> None:
+    """The stored stage at depth 50 with int8 matrices and with PQ-coded ones (hash embedder), and the stage off."""
+    from undercroft_embed_ort import OrtLateEncoder
+
+    out.mkdir(parents=True, exist_ok=True)
+    conversations = load_locomo(DATA)
+    encoder = OrtLateEncoder(
+        os.environ["UNDERCROFT_ONNX_MODEL"], os.environ["UNDERCROFT_ONNX_TOKENIZER"], name="minilm-tokens"
+    )
+    cached = CachedLateEncoder(encoder)
+    embedder = HashEmbedder()
+    print(_run(conversations, embedder, "undercroft", out, "hash-late-off"), flush=True)
+    for row, pq_min in (("hash-late-int8-50", "1000000"), ("hash-late-pq-50", "32")):
+        with _Declared({"UNDERCROFT_LATE_TOP_N": "50", "UNDERCROFT_TOK_PQ_MIN": pq_min}):
+            print(_late_row(conversations, embedder, "undercroft", out, row, cached), flush=True)
+    print({"late_failures": encoder.late_failures}, flush=True)
 
 
 def rescore(out: pathlib.Path) -> None:
@@ -425,6 +461,8 @@ def main(argv: list[str]) -> int:
     rescore_command.add_argument("out", type=pathlib.Path)
     late_command = commands.add_parser("late")
     late_command.add_argument("out", type=pathlib.Path)
+    late_pq_command = commands.add_parser("late-pq")
+    late_pq_command.add_argument("out", type=pathlib.Path)
     ingest_command = commands.add_parser("ingest")
     ingest_command.add_argument("--limit", type=int, default=256)
     ingest_command.add_argument("--rounds", type=int, default=1)
@@ -447,6 +485,8 @@ def main(argv: list[str]) -> int:
         rescore(args.out)
     elif args.command == "late":
         late(args.out)
+    elif args.command == "late-pq":
+        late_pq(args.out)
     else:
         ingest(args.limit, args.rounds)
     return 0
