@@ -94,3 +94,25 @@ def test_postings_are_void_once_the_lexicon_drops_its_ids(vault: VaultStore) -> 
     assert postings.current(lexicon, vault.generation) and not postings.current(lexicon, vault.generation + 1)
     lexicon.clear()  # term ids are re-interned from here: postings keyed by the old ids must not be read
     assert not postings.current(lexicon, vault.generation)
+
+
+def test_a_remembered_population_mask_never_answers_for_another_population(vault: VaultStore) -> None:
+    """The membership mask is remembered per read-only population (a scope answer reused by every search of a
+    generation); a different population, or the same seqs in a writeable array, is answered for itself."""
+    lexicon = Lexicon()
+    seqs = vault.scope_seqs()
+    postings = Postings.build(lexicon, vault, seqs)
+    needle = [_id(lexicon, "zqxv")]
+    held = postings.holders(needle[0]).tolist()
+    whole = seqs.copy()
+    whole.setflags(write=False)
+    assert postings.rare_holders(needle, whole, 256).tolist() == held
+    assert postings._membership is not None and postings._membership[0] is whole  # premise: remembered
+    others = seqs[~np.isin(seqs, held)]
+    others.setflags(write=False)
+    assert postings.rare_holders(needle, others, 256).tolist() == []  # not the whole vault's mask
+    writeable = seqs.copy()
+    assert postings.rare_holders(needle, writeable, 256).tolist() == held
+    assert postings._membership[0] is others  # a caller's own array may change: it is never remembered
+    writeable[:] = np.sort(np.concatenate((others, others[: len(held)])))  # ascending, without the needle
+    assert postings.rare_holders(needle, writeable, 256).tolist() == []

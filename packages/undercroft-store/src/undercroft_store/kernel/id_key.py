@@ -118,4 +118,5 @@ def adopt_id_key(store: object, encoded: str) -> None:
     context.blind = adopted
     context.label_memo.clear()
     context.label_names.clear()
+    context.covered_memo = None
     context.drawer_ids = drawer_ids_for(recipe, lambda: blind_index(context))

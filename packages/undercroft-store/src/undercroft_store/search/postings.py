@@ -56,6 +56,9 @@ class Postings:
         self._overlay: dict[int, NDArray[np.int64]] = {}  # seq → the term ids it holds now
         self._overlay_terms: dict[int, set[int]] = {}  # term id → overlay seqs holding it
         self.patched = 0
+        # The last read-only population and its membership test (`_membership`): a scope answer is the same
+        # read-only array on every search of a generation, so its mask is built once, not per query.
+        self._membership: tuple[NDArray[np.int64], Callable[[NDArray[np.int64]], NDArray[np.int64]]] | None = None
 
     @classmethod
     def build(cls, lexicon: Lexicon, source: BagSource, seqs: NDArray[np.int64]) -> Postings:
@@ -146,7 +149,7 @@ class Postings:
         joiners do not move when later drawers arrive."""
         found: list[NDArray[np.int64]] = []
         left = budget
-        within = _membership(population)
+        within = self._membership_of(population)
         holding = [within(self.holders(term_id)) for term_id in dict.fromkeys(term_ids)]
         for held in sorted((held for held in holding if len(held)), key=len):
             if len(held) > left:
@@ -154,6 +157,17 @@ class Postings:
             found.append(held)
             left -= len(held)
         return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+
+    def _membership_of(self, population: NDArray[np.int64]) -> Callable[[NDArray[np.int64]], NDArray[np.int64]]:
+        """`_membership` of ``population``, remembered while it is the same read-only array (nothing can change
+        its seqs under the memo; a writeable one is built for this search alone)."""
+        held = self._membership
+        if held is not None and held[0] is population:
+            return held[1]
+        within = _membership(population)
+        if not population.flags.writeable:
+            self._membership = (population, within)
+        return within
 
 
 #: A membership mask is built when the population's largest seq is at most this many times its size (plus

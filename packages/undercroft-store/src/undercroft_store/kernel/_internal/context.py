@@ -18,6 +18,9 @@ from undercroft_store.kernel._internal.vault_lock import VaultLock
 
 __all__ = ["VaultContext", "format_instant", "utc_now"]
 
+# The keys and blind index a covered-label memo was computed under, and its entries (names -> column bytes).
+_CoveredMemo = tuple[VaultKeys, BlindIndex | None, dict[tuple[str | None, ...], tuple[bytes | None, ...]]]
+
 
 def utc_now() -> datetime:
     """The default clock."""
@@ -81,6 +84,9 @@ class VaultContext:
     label_memo: dict[tuple[str, str], str] = field(default_factory=dict)
     label_names: dict[tuple[str, str], str] = field(default_factory=dict)
     registry: dict[tuple[str, str], str] | None = None  # the stored label registry as last read (None: not yet)
+    # (keys, blind index, names -> covered column bytes) for the served-row rule (`meta_at_rest.covered_labels`):
+    # valid only while the handle holds those very keys and blind index.
+    covered_memo: _CoveredMemo | None = None
     # seq -> (tag, opened meta) of every row, per generation (`meta_cache`): sealed metadata decrypted once.
     meta_cache: dict[int, tuple[bytes, bytes]] = field(default_factory=dict)
     meta_cache_generation: int | None = None

@@ -40,6 +40,7 @@ __all__ = [
     "METADATA_SEALED",
     "NAMES_KEY",
     "blind_index",
+    "covered_labels",
     "label_name",
     "open_meta",
     "open_surface_meta",
@@ -69,6 +70,8 @@ LABEL_FIELDS: Final = ("wing", "room", "kind", "supersedes")
 # Memo entries one handle keeps (distinct labels: wings, rooms, kinds; supersedes links are not memoised).
 _MEMO: Final = 65_536
 _MEMOISED: Final = frozenset({"wing", "room", "kind"})
+# Label tuples one handle keeps for the served-row rule (`covered_labels`) before it starts over: a RAM bound.
+_COVERED: Final = 4_096
 
 
 def blind_index(context: VaultContext) -> BlindIndex:
@@ -106,6 +109,26 @@ def stored_labels(context: VaultContext, drawer: Drawer) -> tuple[str | None, st
         stored_label(context, "kind", drawer.kind),
         stored_label(context, "supersedes", drawer.supersedes),
     )
+
+
+def covered_labels(context: VaultContext, drawer: Drawer) -> tuple[bytes | None, ...]:
+    """`stored_labels` of `drawer` as the bytes its row's columns must hold: what the served-row rule compares.
+
+    Memoised per handle by the four names, so a served hit costs one lookup. The memo belongs to the keys,
+    blind index and metadata shape it was computed under: a rotation (new `VaultKeys`), an adopted id key (new
+    `BlindIndex`) or the metadata migration starts it over, so no label computed under other keys is reused."""
+    under = (context.keys, blind_index(context) if context.metadata_sealed else None)
+    memo = context.covered_memo
+    if memo is None or memo[0] is not under[0] or memo[1] is not under[1]:
+        memo = context.covered_memo = (*under, {})
+    names = (drawer.wing, drawer.room, drawer.kind, drawer.supersedes)
+    found = memo[2].get(names)
+    if found is None:
+        found = tuple(None if label is None else label.encode("utf-8") for label in stored_labels(context, drawer))
+        if len(memo[2]) >= _COVERED:
+            memo[2].clear()
+        memo[2][names] = found
+    return found
 
 
 def seal_meta(context: VaultContext, drawer_id: str, plain: bytes) -> bytes:

@@ -364,6 +364,7 @@ def wipe_quietly(context: VaultContext) -> None:
     context.kg_window_cache.clear()
     context.label_memo.clear()
     context.label_names.clear()
+    context.covered_memo = None
     context.registry = None
     if context.blind is not None:
         context.blind.wipe()

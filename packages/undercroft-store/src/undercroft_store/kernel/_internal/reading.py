@@ -33,7 +33,7 @@ from undercroft_vault import Domain, IntegrityFailure, compute_tag, constant_tim
 
 from undercroft_store.errors import RecordTampered
 from undercroft_store.kernel._internal.context import VaultContext
-from undercroft_store.kernel._internal.meta_at_rest import open_meta, stored_labels
+from undercroft_store.kernel._internal.meta_at_rest import covered_labels, open_meta
 
 __all__ = [
     "DRAWER_COLUMNS",
@@ -147,14 +147,12 @@ def served_row(context: VaultContext, row: Sequence[Any]) -> tuple[str, bytes, b
     return drawer_id, bytes(row[2]), bytes(row[3]), bytes(row[4])
 
 
-def _encoded(value: str | None) -> bytes | None:
-    return None if value is None else value.encode("utf-8")
-
-
 def _check_mirrors(context: VaultContext, drawer: Drawer, row: Sequence[Any]) -> None:
     # On a sealed vault the columns hold blind values: the covered names are blinded and compared.
+    covered = covered_labels(context, drawer)
+    if tuple(row[5:9]) == covered:  # the common case: the columns come back as bytes (or NULL) and agree
+        return
     stored = tuple(None if value is None else bytes(value) for value in row[5:9])
-    covered = tuple(_encoded(value) for value in stored_labels(context, drawer))
     if stored != covered:
         report_tamper(context, drawer.id, bytes(row[2]))
         drifted = [
