@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+import time
 import sys
 import textwrap
 from collections.abc import Callable
@@ -380,3 +381,23 @@ def test_a_restore_over_v1_carries_the_verdict_the_cli_prints(cli_run: CliRun, f
     assert restored["restored"] == backup["id"] and restored["verify"]["ok"] is True
     by_cli = _json(cli_run, "backup", "restore", backup["id"], "--force", "--json")["verify"]
     assert list(restored["verify"]) == list(by_cli) and next(iter(by_cli)) == "ok"
+
+
+def test_retention_is_the_record_the_route_answers(cli_run: CliRun, fresh_home: Path) -> None:
+    # A drift this layer mended: the route's sweep had every count but no `ok`, so a sweep that met a tampered
+    # policy read as a clean 200 to the orchestrator (which exits 2 on `"ok": false`) and the console.
+    words = "A scratch note that should not outlive its policy."
+    doomed = cli_run("remember", words, "--wing", "scratch")[1].split()[1]
+    declared = _json(cli_run, "retention", "set", "scratch", "--max-age", "1s", "--json")
+    posted = _v1(fresh_home, "POST", "/v1/vaults/default/retention", {"wing": "ops", "room": "logs", "max_age": "2w"})
+    assert list(posted) == list(declared) == ["wing", "room", "max_age_seconds", "at"]
+    listing = _json(cli_run, "retention", "list", "--json")
+    assert listing == _v1(fresh_home, "GET", "/v1/vaults/default/retention") == {
+        "policies": [posted, declared], "failed": []
+    }  # fmt: skip
+    time.sleep(1.1)  # the scratch drawer expires
+    swept = _v1(fresh_home, "POST", "/v1/vaults/default/retention/sweep")
+    again = _json(cli_run, "retention", "sweep", "--json")
+    assert list(swept) == list(again) and swept["ok"] is again["ok"] is True
+    assert swept["forgotten"] == [doomed] and swept["receipt"]["forgotten"][0]["id"] == doomed
+    assert (again["forgotten"], again["receipt"], again["out"], swept["out"]) == ([], None, None, None)

@@ -16,7 +16,6 @@ from undercroft_core.external_embedder import EXTERNAL_PREFIX, ExternalEmbedder
 from undercroft_store.errors import VaultInUse
 from undercroft_store.governance.forgetting import forget, verify_forgetting
 from undercroft_store.governance.read_audit import close_window
-from undercroft_store.governance.retention import list_retention, parse_max_age, set_retention, sweep
 from undercroft_store.integrity.backup import create_backup, list_backups, restore_backup
 from undercroft_store.integrity.rotation import rotate_vault
 from undercroft_store.integrity.witness import check_witness_document, emit_witness
@@ -41,6 +40,7 @@ from undercroft_cli.operations.history import history_page
 from undercroft_cli.operations.refine import refine
 from undercroft_cli.operations.remote_index import index_status_record
 from undercroft_cli.operations.repair import repair
+from undercroft_cli.operations.retention import retention_policies, set_policy, sweep_record, sweep_retention
 from undercroft_cli.operations.trust import assign_trust, trust_records
 
 __all__ = ["MAX_IMPORT_BODY", "OPERATOR_BINDINGS"]
@@ -136,9 +136,7 @@ def _retention_set(call: Call) -> dict[str, Any]:
     raw = call.args.raw.get("max_age")
     if isinstance(raw, bool) or not isinstance(raw, int | str):
         raise HttpRefusal(400, "retention: argument 'max_age' must be seconds or a duration like 90d, 12h, 2w")
-    seconds = raw if isinstance(raw, int) else parse_max_age(raw)
-    policy = set_retention(call.live.store, call.args.required_text("wing"), call.args.text("room"), max_age=seconds)
-    return policy.to_dict()
+    return set_policy(call.live.store, call.args.required_text("wing"), call.args.text("room"), raw)
 
 
 def _forget(call: Call) -> dict[str, Any]:
@@ -312,7 +310,7 @@ OPERATOR_BINDINGS: dict[tuple[str, str], Binding] = {
         required=("id", "verdict"),
     ),
     ("GET", f"{_V}/retention"): Binding(
-        "retention", {}, lambda call: jsonable(list_retention(call.live.store)), source=Source.NONE
+        "retention", {}, lambda call: retention_policies(call.live.store), source=Source.NONE
     ),
     ("POST", f"{_V}/retention"): Binding(
         "retention_set",
@@ -325,7 +323,7 @@ OPERATOR_BINDINGS: dict[tuple[str, str], Binding] = {
         required=("wing", "max_age"),
     ),
     ("POST", f"{_V}/retention/sweep"): Binding(
-        "retention_sweep", {}, lambda call: jsonable(sweep(call.live.store)), source=Source.NONE
+        "retention_sweep", {}, lambda call: sweep_record(sweep_retention(call.live.store)), source=Source.NONE
     ),
     ("POST", f"{_V}/forget"): Binding(
         "forget",
