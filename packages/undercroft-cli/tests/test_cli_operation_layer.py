@@ -401,3 +401,15 @@ def test_retention_is_the_record_the_route_answers(cli_run: CliRun, fresh_home: 
     assert list(swept) == list(again) and swept["ok"] is again["ok"] is True
     assert swept["forgotten"] == [doomed] and swept["receipt"]["forgotten"][0]["id"] == doomed
     assert (again["forgotten"], again["receipt"], again["out"], swept["out"]) == ([], None, None, None)
+
+
+def test_forget_is_the_record_the_route_answers(cli_run: CliRun, fresh_home: Path) -> None:
+    # The route used to answer the bare receipt where the CLI printed {ids, out, receipt}: one record now.
+    first, second = (cli_run("remember", f"Note {n} to destroy.", "--wing", "ops")[1].split()[1] for n in "ab")
+    by_cli = _json(cli_run, "forget", first, "--reason", "customer request", "--json")
+    by_v1 = _v1(fresh_home, "POST", "/v1/vaults/default/forget", {"ids": [second], "reason": "customer request"})
+    assert list(by_cli) == list(by_v1) == ["ids", "out", "receipt"]
+    assert (by_cli["ids"], by_v1["ids"], by_cli["out"], by_v1["out"]) == ([first], [second], None, None)
+    assert list(by_cli["receipt"]) == list(by_v1["receipt"]) and by_v1["receipt"]["reason"] == "customer request"
+    checked = _v1(fresh_home, "POST", "/v1/vaults/default/verify-forgetting", by_v1["receipt"])
+    assert checked["status"] == "verified"

@@ -14,7 +14,7 @@ from typing import Any
 from starlette.responses import Response
 from undercroft_core.external_embedder import EXTERNAL_PREFIX, ExternalEmbedder
 from undercroft_store.errors import VaultInUse
-from undercroft_store.governance.forgetting import forget, verify_forgetting
+from undercroft_store.governance.forgetting import verify_forgetting
 from undercroft_store.governance.read_audit import close_window
 from undercroft_store.integrity.backup import create_backup, list_backups, restore_backup
 from undercroft_store.integrity.rotation import rotate_vault
@@ -36,6 +36,7 @@ from undercroft_cli.mcp.fences import resident_in_quarantine
 from undercroft_cli.mcp.tools.base import boolean, integer, string
 from undercroft_cli.operations import verify_record
 from undercroft_cli.operations.admission import VERDICTS, admission_queue, rule_on
+from undercroft_cli.operations.forgetting import forget_drawers, forget_record
 from undercroft_cli.operations.history import history_page
 from undercroft_cli.operations.refine import refine
 from undercroft_cli.operations.remote_index import index_status_record
@@ -143,8 +144,7 @@ def _forget(call: Call) -> dict[str, Any]:
     ids = call.args.raw.get("ids")
     if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
         raise HttpRefusal(400, "forget: argument 'ids' must be a non-empty array of drawer ids")
-    receipt = forget(call.live.store, ids, reason=call.args.text("reason") or "operator")
-    return receipt.to_dict()
+    return forget_record(forget_drawers(call.live.store, ids, reason=call.args.text("reason") or "operator"))
 
 
 def _authority(call: Call) -> dict[str, Any]:

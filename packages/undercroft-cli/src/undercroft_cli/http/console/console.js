@@ -410,7 +410,7 @@
     $("forget-form").addEventListener("submit", guarded(async (event) => {
       if (!confirmed(event.target, "FORGET")) return;
       const ids = event.target.elements.ids.value.split(",").map((id) => id.trim()).filter(Boolean);
-      const receipt = await api("POST", v("/forget"), { body: { ids } });
+      const { receipt } = await api("POST", v("/forget"), { body: { ids } });  // {ids, out: null, receipt}
       download($("receipt-link"), receipt, "receipt.json");
       report(`Forgot ${ids.length} drawer(s): download the receipt and keep it; verify it here later.`, receipt);
     }));
