@@ -413,3 +413,18 @@ def test_forget_is_the_record_the_route_answers(cli_run: CliRun, fresh_home: Pat
     assert list(by_cli["receipt"]) == list(by_v1["receipt"]) and by_v1["receipt"]["reason"] == "customer request"
     checked = _v1(fresh_home, "POST", "/v1/vaults/default/verify-forgetting", by_v1["receipt"])
     assert checked["status"] == "verified"
+
+
+def test_the_witness_is_the_record_the_route_answers(cli_run: CliRun, fresh_home: Path, tmp_path: Path) -> None:
+    # The route answered the bare document on emit and {verdict, rows_since} on check, where the CLI printed
+    # {out, witness} and {ok, writes_since}: one record each now.
+    emitted = _json(cli_run, "witness", "emit", "--json")
+    served = _v1(fresh_home, "GET", "/v1/vaults/default/witness")
+    assert list(emitted) == list(served) == ["out", "witness"] and served["out"] is None
+    assert served["witness"] == emitted["witness"] | {"emitted_at": served["witness"]["emitted_at"]}
+    assert cli_run("remember", "A write after the witness.", "--wing", "ops")[0] == 0
+    kept = tmp_path / "witness.json"
+    kept.write_text(json.dumps(emitted["witness"]))
+    checked = _json(cli_run, "witness", "check", str(kept), "--json")
+    assert checked == _v1(fresh_home, "POST", "/v1/vaults/default/witness", emitted["witness"])
+    assert (checked["ok"], checked["verdict"], checked["writes_since"]) == (True, "extends", 1)

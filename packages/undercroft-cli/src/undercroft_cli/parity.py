@@ -250,8 +250,6 @@ OPERATION_BYPASSES: dict[str, str] = {
     "vault rotate": _store_call("rotate_vault"),
     "backup create": _store_call("create_backup"),
     "backup list": _store_call("list_backups"),
-    "witness emit": _store_call("emit_witness"),
-    "witness check": _store_call("check_witness_document"),
     "anchor": _store_call("close_window") + " (the CLI prints the anchored height and behind_by, /v1 behind_by):"
     " no operation yet",
     "export": "/v1 streams through _internal.transfer_io.collect_export and record_export: no operation yet",

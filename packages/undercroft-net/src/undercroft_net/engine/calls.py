@@ -344,8 +344,9 @@ class EngineCalls:
         return self._call("forget", vault, lambda reply: ForgetReceipt.from_json(reply["receipt"]), body=body)
 
     def witness(self, vault: str) -> Call[Witness]:
-        """``GET …/witness``: keep it off this machine."""
-        return self._call("witness", vault, Witness.from_json)
+        """``GET …/witness``: keep it off this machine. The reply is ``{out, witness}``, the record
+        ``undercroft witness emit --json`` prints; this is its ``witness``."""
+        return self._call("witness", vault, lambda reply: Witness.from_json(reply["witness"]))
 
     def check_witness(self, vault: str, witness: Witness | Mapping[str, Any]) -> Call[WitnessCheck]:
         """``POST …/witness``: `IntegrityError` when the vault was rolled back below it."""

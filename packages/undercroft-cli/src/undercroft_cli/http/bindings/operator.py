@@ -8,7 +8,6 @@ they run with the cached one closed, and answer 409 for the ``--vault`` vault, w
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 from starlette.responses import Response
@@ -18,7 +17,6 @@ from undercroft_store.governance.forgetting import verify_forgetting
 from undercroft_store.governance.read_audit import close_window
 from undercroft_store.integrity.backup import create_backup, list_backups, restore_backup
 from undercroft_store.integrity.rotation import rotate_vault
-from undercroft_store.integrity.witness import check_witness_document, emit_witness
 from undercroft_store.memory.kg.authority import declare_authority
 from undercroft_store.memory.kg.facts import AUTHORITY_CLASSES, REVIEW_STATES
 from undercroft_vault.manifest import LEVELS
@@ -43,6 +41,7 @@ from undercroft_cli.operations.remote_index import index_status_record
 from undercroft_cli.operations.repair import repair
 from undercroft_cli.operations.retention import retention_policies, set_policy, sweep_record, sweep_retention
 from undercroft_cli.operations.trust import assign_trust, trust_records
+from undercroft_cli.operations.witness import check_record, check_witness, emit_document, witness_record
 
 __all__ = ["MAX_IMPORT_BODY", "OPERATOR_BINDINGS"]
 
@@ -162,14 +161,9 @@ def _authority(call: Call) -> dict[str, Any]:
 
 
 def _witness_check(call: Call) -> dict[str, Any]:
-    """200 ``{"verdict": "extends", …}``; a rollback below the witness is `WitnessFailed` (409, integrity)."""
-    verdict = check_witness_document(call.live.store, call.body)
-    return {
-        "verdict": "extends",
-        "rows_since": verdict.writes_since,
-        "corroboration": verdict.corroboration,
-        "signature": verdict.signature,
-    }
+    """200 ``{"ok": true, "verdict": "extends", …}``; a rollback below the witness is `WitnessFailed` (409,
+    integrity)."""
+    return check_record(check_witness(call.live.store, call.body))
 
 
 def _verify_forgetting(call: Call) -> Any:
@@ -346,7 +340,7 @@ OPERATOR_BINDINGS: dict[tuple[str, str], Binding] = {
         required=("fact_id",),
     ),
     ("GET", f"{_V}/witness"): Binding(
-        "witness", {}, lambda call: json.loads(emit_witness(call.live.store).to_json()), source=Source.NONE
+        "witness", {}, lambda call: witness_record(emit_document(call.live.store)), source=Source.NONE
     ),
     ("POST", f"{_V}/witness"): Binding("witness_check", {}, _witness_check, source=Source.NONE, reach=Reach.RAW),
     ("POST", f"{_V}/verify-forgetting"): Binding(

@@ -422,10 +422,10 @@
       report(`FORGETTING ${verdict.status.toUpperCase()}: ${words[verdict.status] || ""}` +
         (verdict.findings.length ? ` (${verdict.findings.join("; ")})` : ""), verdict);
     }));
-    $("witness-now").addEventListener("click", guarded(async () => download($("witness-link"), await api("GET", v("/witness")), "witness.json")));
+    $("witness-now").addEventListener("click", guarded(async () => download($("witness-link"), (await api("GET", v("/witness"))).witness, "witness.json")));
     $("witness-form").addEventListener("submit", guarded(async (event) => {
       const checked = await api("POST", v("/witness"), { raw: await readFile(event.target) });
-      report(`WITNESS OK: this vault extends the witness (${checked.rows_since} write(s) since it was taken).`, checked);
+      report(`WITNESS OK: this vault extends the witness (${checked.writes_since} write(s) since it was taken).`, checked);
     }));
     show("vaults");
   });

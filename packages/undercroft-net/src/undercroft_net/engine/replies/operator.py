@@ -202,10 +202,11 @@ class Witness(Reply):
 @dataclass(frozen=True)
 class WitnessCheck(Reply):
     """``POST …/witness``: the vault extends the witness: writes since, and how the witness was
-    corroborated and signed."""
+    corroborated and signed (``ok`` is always true: a rollback is an `IntegrityError`)."""
 
+    ok: bool
     verdict: str
-    rows_since: int
+    writes_since: int
     corroboration: str
     signature: str
     raw: dict[str, Any] = field(repr=False, compare=False)
