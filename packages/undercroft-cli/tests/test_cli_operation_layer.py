@@ -15,9 +15,9 @@ from __future__ import annotations
 import ast
 import inspect
 import json
-import time
 import sys
 import textwrap
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -428,3 +428,14 @@ def test_the_witness_is_the_record_the_route_answers(cli_run: CliRun, fresh_home
     checked = _json(cli_run, "witness", "check", str(kept), "--json")
     assert checked == _v1(fresh_home, "POST", "/v1/vaults/default/witness", emitted["witness"])
     assert (checked["ok"], checked["verdict"], checked["writes_since"]) == (True, "extends", 1)
+
+
+def test_backups_are_the_records_the_route_answers(cli_run: CliRun, fresh_home: Path) -> None:
+    assert cli_run("remember", "A note worth a snapshot.", "--wing", "ops")[0] == 0
+    taken = _json(cli_run, "backup", "create", "--json")
+    posted = _v1(fresh_home, "POST", "/v1/vaults/default/backups")
+    assert list(taken) == list(posted) == ["vault", "id", "path", "created_at", "drawers", "chain_records", "head",
+                                           "db_bytes"]  # fmt: skip
+    assert (taken["drawers"], posted["drawers"]) == (1, 1) and taken["id"] != posted["id"]
+    listed = _json(cli_run, "backup", "list", "--json")
+    assert _v1(fresh_home, "GET", "/v1/vaults/default/backups") == {"backups": listed} and listed == [posted, taken]

@@ -248,8 +248,6 @@ OPERATION_BYPASSES: dict[str, str] = {
     "vault list": "/v1 lists through Palace.list_vaults too: no operation yet",
     "vault delete": "/v1 deletes through Palace.delete_vault too (behind its pinned-vault refusal): no operation yet",
     "vault rotate": _store_call("rotate_vault"),
-    "backup create": _store_call("create_backup"),
-    "backup list": _store_call("list_backups"),
     "anchor": _store_call("close_window") + " (the CLI prints the anchored height and behind_by, /v1 behind_by):"
     " no operation yet",
     "export": "/v1 streams through _internal.transfer_io.collect_export and record_export: no operation yet",

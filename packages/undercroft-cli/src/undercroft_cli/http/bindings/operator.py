@@ -15,7 +15,7 @@ from undercroft_core.external_embedder import EXTERNAL_PREFIX, ExternalEmbedder
 from undercroft_store.errors import VaultInUse
 from undercroft_store.governance.forgetting import verify_forgetting
 from undercroft_store.governance.read_audit import close_window
-from undercroft_store.integrity.backup import create_backup, list_backups, restore_backup
+from undercroft_store.integrity.backup import restore_backup
 from undercroft_store.integrity.rotation import rotate_vault
 from undercroft_store.memory.kg.authority import declare_authority
 from undercroft_store.memory.kg.facts import AUTHORITY_CLASSES, REVIEW_STATES
@@ -34,6 +34,7 @@ from undercroft_cli.mcp.fences import resident_in_quarantine
 from undercroft_cli.mcp.tools.base import boolean, integer, string
 from undercroft_cli.operations import verify_record
 from undercroft_cli.operations.admission import VERDICTS, admission_queue, rule_on
+from undercroft_cli.operations.backups import backup_records, take_backup
 from undercroft_cli.operations.forgetting import forget_drawers, forget_record
 from undercroft_cli.operations.history import history_page
 from undercroft_cli.operations.refine import refine
@@ -103,12 +104,12 @@ def _delete(call: Call) -> dict[str, Any]:
 
 
 # --- operator plane ----------------------------------------------------------------------------------
-def _backup(call: Call) -> Any:
-    return jsonable(create_backup(call.tenancy.palace, _vault(call), call.tenancy.embedder_for(_vault(call))))
+def _backup(call: Call) -> dict[str, object]:
+    return take_backup(call.tenancy.palace, _vault(call), call.tenancy.embedder_for(_vault(call)))
 
 
 def _backups(call: Call) -> dict[str, Any]:
-    return {"backups": [b.to_dict() for b in list_backups(call.tenancy.palace, _vault(call))]}
+    return {"backups": backup_records(call.tenancy.palace, _vault(call))}
 
 
 def _restore(call: Call) -> dict[str, Any]:
