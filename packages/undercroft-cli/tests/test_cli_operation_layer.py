@@ -439,3 +439,20 @@ def test_backups_are_the_records_the_route_answers(cli_run: CliRun, fresh_home: 
     assert (taken["drawers"], posted["drawers"]) == (1, 1) and taken["id"] != posted["id"]
     listed = _json(cli_run, "backup", "list", "--json")
     assert _v1(fresh_home, "GET", "/v1/vaults/default/backups") == {"backups": listed} and listed == [posted, taken]
+
+
+def test_rotation_and_the_authority_tier_are_the_records_the_routes_answer(cli_run: CliRun, fresh_home: Path) -> None:
+    first = _json(cli_run, "kg", "add", "alice", "owns", "billing", "--json")["id"]
+    second = _json(cli_run, "kg", "add", "bob", "owns", "billing", "--json")["id"]
+    declared = _json(cli_run, "kg", "authority", first, "--class", "golden", "--review", "approved", "--key", "owner",
+                     "--json")  # fmt: skip
+    body = {"fact_id": second, "authority_class": "golden", "review_state": "approved", "canonical_key": "owner"}
+    promoted = _v1(fresh_home, "POST", "/v1/vaults/default/kg/authority", body)
+    assert list(declared) == list(promoted) == ["fact", "displaced"] and declared["displaced"] is None
+    assert promoted["displaced"]["id"] == first and list(promoted["displaced"]) == list(declared["fact"])
+    assert (promoted["fact"]["id"], promoted["fact"]["canonical_key"]) == (second, "owner")
+    rotated = _json(cli_run, "vault", "rotate", "default", "--json")
+    again = _v1(fresh_home, "POST", "/v1/vaults/default/rotate")
+    assert list(rotated) == list(again)
+    assert (rotated["generation_after"], again["generation_before"], again["generation_after"]) == (2, 2, 3)
+    assert cli_run("verify")[0] == 0

@@ -243,11 +243,9 @@ OPERATION_BYPASSES: dict[str, str] = {
     "kg supersede": _in_tool("undercroft_kg_supersede") + ": the CLI closes by fact id, the tool by triple "
     "behind the canonical fence",
     # The operator plane: MCP deliberately lacks it; the CLI and /v1 each call the store function.
-    "kg authority": _store_call("declare_authority"),
     "vault create": "/v1 creates through Palace.create_vault too (plus external embedders): no operation yet",
     "vault list": "/v1 lists through Palace.list_vaults too: no operation yet",
     "vault delete": "/v1 deletes through Palace.delete_vault too (behind its pinned-vault refusal): no operation yet",
-    "vault rotate": _store_call("rotate_vault"),
     "anchor": _store_call("close_window") + " (the CLI prints the anchored height and behind_by, /v1 behind_by):"
     " no operation yet",
     "export": "/v1 streams through _internal.transfer_io.collect_export and record_export: no operation yet",

@@ -16,8 +16,6 @@ from undercroft_store.errors import VaultInUse
 from undercroft_store.governance.forgetting import verify_forgetting
 from undercroft_store.governance.read_audit import close_window
 from undercroft_store.integrity.backup import restore_backup
-from undercroft_store.integrity.rotation import rotate_vault
-from undercroft_store.memory.kg.authority import declare_authority
 from undercroft_store.memory.kg.facts import AUTHORITY_CLASSES, REVIEW_STATES
 from undercroft_vault.manifest import LEVELS
 
@@ -34,6 +32,7 @@ from undercroft_cli.mcp.fences import resident_in_quarantine
 from undercroft_cli.mcp.tools.base import boolean, integer, string
 from undercroft_cli.operations import verify_record
 from undercroft_cli.operations.admission import VERDICTS, admission_queue, rule_on
+from undercroft_cli.operations.authority import declare_tier
 from undercroft_cli.operations.backups import backup_records, take_backup
 from undercroft_cli.operations.forgetting import forget_drawers, forget_record
 from undercroft_cli.operations.history import history_page
@@ -41,6 +40,7 @@ from undercroft_cli.operations.refine import refine
 from undercroft_cli.operations.remote_index import index_status_record
 from undercroft_cli.operations.repair import repair
 from undercroft_cli.operations.retention import retention_policies, set_policy, sweep_record, sweep_retention
+from undercroft_cli.operations.rotation import rotate_keys, rotation_record
 from undercroft_cli.operations.trust import assign_trust, trust_records
 from undercroft_cli.operations.witness import check_record, check_witness, emit_document, witness_record
 
@@ -148,17 +148,13 @@ def _forget(call: Call) -> dict[str, Any]:
 
 
 def _authority(call: Call) -> dict[str, Any]:
-    change = declare_authority(
+    return declare_tier(
         call.live.store,
         call.args.required_text("fact_id"),
         authority_class=call.args.text("authority_class"),
         review_state=call.args.text("review_state"),
         canonical_key=call.args.text("canonical_key"),
     )
-    return {
-        "fact": jsonable(change.fact),
-        "displaced": None if change.displaced is None else jsonable(change.displaced),
-    }
 
 
 def _witness_check(call: Call) -> dict[str, Any]:
@@ -183,11 +179,11 @@ def _repair(call: Call) -> dict[str, Any]:
         ).to_dict()
 
 
-def _rotate(call: Call) -> Any:
+def _rotate(call: Call) -> dict[str, Any]:
     _not_pinned(call, "key rotation")
     name = _vault(call)
     with call.tenancy.closed(name):
-        return jsonable(rotate_vault(call.tenancy.palace, name, call.tenancy.embedder_for(name)))
+        return rotation_record(rotate_keys(call.tenancy.palace, name, call.tenancy.embedder_for(name)))
 
 
 def _export(call: Call) -> Response:
