@@ -242,7 +242,7 @@ OPERATION_BYPASSES: dict[str, str] = {
     "behind the canonical fence",
     "kg supersede": _in_tool("undercroft_kg_supersede") + ": the CLI closes by fact id, the tool by triple "
     "behind the canonical fence",
-    # The operator plane: MCP deliberately lacks it; the CLI and /v1 each call the store function.
+    # The operator plane: MCP deliberately lacks it; the CLI and /v1 each reach the store themselves.
     "vault create": "/v1 creates through Palace.create_vault too (plus external embedders): no operation yet",
     "vault list": "/v1 lists through Palace.list_vaults too: no operation yet",
     "vault delete": "/v1 deletes through Palace.delete_vault too (behind its pinned-vault refusal): no operation yet",

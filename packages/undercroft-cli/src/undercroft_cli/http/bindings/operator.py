@@ -1,7 +1,8 @@
 """The /v1 routes MCP deliberately lacks: vault lifecycle, the operator plane, maintenance and portability.
 
-Each calls the store function the CLI command calls (``set_trust``, ``sweep``, ``rotate_vault``…), with its
-arguments declared once here in the operations' shape. Rotation, restore and deletion need the only handle:
+Each calls the operation the CLI command calls (``undercroft_cli.operations``: ``assign_trust``, ``sweep_record``,
+``rotate_keys``…) and answers its record, with its arguments declared once here; the few routes with no shared
+operation yet (vault lifecycle, anchor, export, import) are the ``parity.OPERATION_BYPASSES`` of their commands. Rotation, restore and deletion need the only handle:
 they run with the cached one closed, and answer 409 for the ``--vault`` vault, which ``/mcp`` holds open.
 """
 
