@@ -17,6 +17,7 @@ import inspect
 import json
 import sys
 import textwrap
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -380,3 +381,78 @@ def test_a_restore_over_v1_carries_the_verdict_the_cli_prints(cli_run: CliRun, f
     assert restored["restored"] == backup["id"] and restored["verify"]["ok"] is True
     by_cli = _json(cli_run, "backup", "restore", backup["id"], "--force", "--json")["verify"]
     assert list(restored["verify"]) == list(by_cli) and next(iter(by_cli)) == "ok"
+
+
+def test_retention_is_the_record_the_route_answers(cli_run: CliRun, fresh_home: Path) -> None:
+    # A drift this layer mended: the route's sweep had every count but no `ok`, so a sweep that met a tampered
+    # policy read as a clean 200 to the orchestrator (which exits 2 on `"ok": false`) and the console.
+    words = "A scratch note that should not outlive its policy."
+    doomed = cli_run("remember", words, "--wing", "scratch")[1].split()[1]
+    declared = _json(cli_run, "retention", "set", "scratch", "--max-age", "1s", "--json")
+    posted = _v1(fresh_home, "POST", "/v1/vaults/default/retention", {"wing": "ops", "room": "logs", "max_age": "2w"})
+    assert list(posted) == list(declared) == ["wing", "room", "max_age_seconds", "at"]
+    listing = _json(cli_run, "retention", "list", "--json")
+    assert listing == _v1(fresh_home, "GET", "/v1/vaults/default/retention") == {
+        "policies": [posted, declared], "failed": []
+    }  # fmt: skip
+    time.sleep(1.1)  # the scratch drawer expires
+    swept = _v1(fresh_home, "POST", "/v1/vaults/default/retention/sweep")
+    again = _json(cli_run, "retention", "sweep", "--json")
+    assert list(swept) == list(again) and swept["ok"] is again["ok"] is True
+    assert swept["forgotten"] == [doomed] and swept["receipt"]["forgotten"][0]["id"] == doomed
+    assert (again["forgotten"], again["receipt"], again["out"], swept["out"]) == ([], None, None, None)
+
+
+def test_forget_is_the_record_the_route_answers(cli_run: CliRun, fresh_home: Path) -> None:
+    # The route used to answer the bare receipt where the CLI printed {ids, out, receipt}: one record now.
+    first, second = (cli_run("remember", f"Note {n} to destroy.", "--wing", "ops")[1].split()[1] for n in "ab")
+    by_cli = _json(cli_run, "forget", first, "--reason", "customer request", "--json")
+    by_v1 = _v1(fresh_home, "POST", "/v1/vaults/default/forget", {"ids": [second], "reason": "customer request"})
+    assert list(by_cli) == list(by_v1) == ["ids", "out", "receipt"]
+    assert (by_cli["ids"], by_v1["ids"], by_cli["out"], by_v1["out"]) == ([first], [second], None, None)
+    assert list(by_cli["receipt"]) == list(by_v1["receipt"]) and by_v1["receipt"]["reason"] == "customer request"
+    checked = _v1(fresh_home, "POST", "/v1/vaults/default/verify-forgetting", by_v1["receipt"])
+    assert checked["status"] == "verified"
+
+
+def test_the_witness_is_the_record_the_route_answers(cli_run: CliRun, fresh_home: Path, tmp_path: Path) -> None:
+    # The route answered the bare document on emit and {verdict, rows_since} on check, where the CLI printed
+    # {out, witness} and {ok, writes_since}: one record each now.
+    emitted = _json(cli_run, "witness", "emit", "--json")
+    served = _v1(fresh_home, "GET", "/v1/vaults/default/witness")
+    assert list(emitted) == list(served) == ["out", "witness"] and served["out"] is None
+    assert served["witness"] == emitted["witness"] | {"emitted_at": served["witness"]["emitted_at"]}
+    assert cli_run("remember", "A write after the witness.", "--wing", "ops")[0] == 0
+    kept = tmp_path / "witness.json"
+    kept.write_text(json.dumps(emitted["witness"]))
+    checked = _json(cli_run, "witness", "check", str(kept), "--json")
+    assert checked == _v1(fresh_home, "POST", "/v1/vaults/default/witness", emitted["witness"])
+    assert (checked["ok"], checked["verdict"], checked["writes_since"]) == (True, "extends", 1)
+
+
+def test_backups_are_the_records_the_route_answers(cli_run: CliRun, fresh_home: Path) -> None:
+    assert cli_run("remember", "A note worth a snapshot.", "--wing", "ops")[0] == 0
+    taken = _json(cli_run, "backup", "create", "--json")
+    posted = _v1(fresh_home, "POST", "/v1/vaults/default/backups")
+    assert list(taken) == list(posted) == ["vault", "id", "path", "created_at", "drawers", "chain_records", "head",
+                                           "db_bytes"]  # fmt: skip
+    assert (taken["drawers"], posted["drawers"]) == (1, 1) and taken["id"] != posted["id"]
+    listed = _json(cli_run, "backup", "list", "--json")
+    assert _v1(fresh_home, "GET", "/v1/vaults/default/backups") == {"backups": listed} and listed == [posted, taken]
+
+
+def test_rotation_and_the_authority_tier_are_the_records_the_routes_answer(cli_run: CliRun, fresh_home: Path) -> None:
+    first = _json(cli_run, "kg", "add", "alice", "owns", "billing", "--json")["id"]
+    second = _json(cli_run, "kg", "add", "bob", "owns", "billing", "--json")["id"]
+    declared = _json(cli_run, "kg", "authority", first, "--class", "golden", "--review", "approved", "--key", "owner",
+                     "--json")  # fmt: skip
+    body = {"fact_id": second, "authority_class": "golden", "review_state": "approved", "canonical_key": "owner"}
+    promoted = _v1(fresh_home, "POST", "/v1/vaults/default/kg/authority", body)
+    assert list(declared) == list(promoted) == ["fact", "displaced"] and declared["displaced"] is None
+    assert promoted["displaced"]["id"] == first and list(promoted["displaced"]) == list(declared["fact"])
+    assert (promoted["fact"]["id"], promoted["fact"]["canonical_key"]) == (second, "owner")
+    rotated = _json(cli_run, "vault", "rotate", "default", "--json")
+    again = _v1(fresh_home, "POST", "/v1/vaults/default/rotate")
+    assert list(rotated) == list(again)
+    assert (rotated["generation_after"], again["generation_before"], again["generation_after"]) == (2, 2, 3)
+    assert cli_run("verify")[0] == 0

@@ -242,19 +242,9 @@ OPERATION_BYPASSES: dict[str, str] = {
     "behind the canonical fence",
     "kg supersede": _in_tool("undercroft_kg_supersede") + ": the CLI closes by fact id, the tool by triple "
     "behind the canonical fence",
-    # The operator plane: MCP deliberately lacks it; the CLI and /v1 each call the store function.
-    "kg authority": _store_call("declare_authority"),
+    # The operator plane: MCP deliberately lacks it; the CLI and /v1 each reach the store themselves.
     "vault list": "/v1 lists through Palace.list_vaults too: no operation yet",
     "vault delete": "/v1 deletes through Palace.delete_vault too (behind its pinned-vault refusal): no operation yet",
-    "vault rotate": _store_call("rotate_vault"),
-    "backup create": _store_call("create_backup"),
-    "backup list": _store_call("list_backups"),
-    "retention list": _store_call("list_retention"),
-    "retention set": _store_call("set_retention"),
-    "retention sweep": _store_call("sweep"),
-    "forget": _store_call("forget"),
-    "witness emit": _store_call("emit_witness"),
-    "witness check": _store_call("check_witness_document"),
     "anchor": _store_call("close_window") + " (the CLI prints the anchored height and behind_by, /v1 behind_by):"
     " no operation yet",
     "export": "/v1 streams through _internal.transfer_io.collect_export and record_export: no operation yet",

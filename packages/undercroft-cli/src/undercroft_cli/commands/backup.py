@@ -6,11 +6,12 @@ import json
 
 import click
 from undercroft_store import DEFAULT_VAULT
-from undercroft_store.integrity.backup import backup_vault, create_backup, list_backups, restore_backup
+from undercroft_store.integrity.backup import backup_vault, restore_backup
 
 from undercroft_cli._internal.composition import open_palace, vault_embedder
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
 from undercroft_cli.operations import verify_record
+from undercroft_cli.operations.backups import backup_records, take_backup
 
 __all__ = ["backup_group"]
 
@@ -26,12 +27,12 @@ def backup_group() -> None:
 def backup_create(vault: str, as_json: bool) -> int:
     """Snapshot VAULT (consistent while it is open); refused with exit 2 when it fails verify."""
     with open_palace() as palace:
-        info = create_backup(palace, vault, vault_embedder(palace, vault))
+        info = take_backup(palace, vault, vault_embedder(palace, vault))
     if as_json:
-        click.echo(json.dumps(info.to_dict()))
+        click.echo(json.dumps(info))
         return EXIT_OK
-    click.echo(f"backup {info.backup_id} of vault {vault!r}: {info.drawers} drawers, {info.chain_records} records")
-    click.echo(f"path: {info.path}")
+    click.echo(f"backup {info['id']} of vault {vault!r}: {info['drawers']} drawers, {info['chain_records']} records")
+    click.echo(f"path: {info['path']}")
     return EXIT_OK
 
 
@@ -41,12 +42,14 @@ def backup_create(vault: str, as_json: bool) -> int:
 def backup_list(vault: str, as_json: bool) -> int:
     """List VAULT's snapshots, newest first."""
     with open_palace(read_only=True) as palace:
-        found = list_backups(palace, vault)
+        found = backup_records(palace, vault)
     if as_json:
-        click.echo(json.dumps([info.to_dict() for info in found]))
+        click.echo(json.dumps(found))
     else:
         for info in found:
-            click.echo(f"{info.backup_id}  {info.drawers} drawers  {info.chain_records} records  {info.db_bytes} bytes")
+            click.echo(
+                f"{info['id']}  {info['drawers']} drawers  {info['chain_records']} records  {info['db_bytes']} bytes"
+            )
     return EXIT_OK
 
 

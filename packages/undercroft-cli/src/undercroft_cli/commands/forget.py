@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 from undercroft_store import DEFAULT_VAULT
-from undercroft_store.governance.forgetting import forget, verify_forgetting
+from undercroft_store.governance.forgetting import verify_forgetting
 from undercroft_store.governance.index_push import forget_remote
 from undercroft_vault import SigningIdentity, parse_signing_identity
 
@@ -16,6 +16,7 @@ from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
 from undercroft_cli._internal.i18n import message
 from undercroft_cli._internal.private_file import reserve_output
 from undercroft_cli.operations import erasure_record
+from undercroft_cli.operations.forgetting import forget_drawers, forget_record
 
 __all__ = ["forget_command", "load_signer", "reserve_output", "verify_forgetting_command"]
 
@@ -59,17 +60,14 @@ def forget_command(
                 with open_mirror(backend, vault) as mirror:
                     forget_remote(mirror, list(ids))
                 click.echo(f"deleted {len(ids)} id(s) from the {backend} mirror", err=True)
-            receipt = forget(store, list(ids), signer=signer, reason=reason)
+            receipt = forget_drawers(store, ids, reason=reason, signer=signer)
         if signer is not None:
             signer.wipe()
         document = receipt.to_json()
         if output is not None:
             output.write((document + "\n").encode("ascii"))
         if as_json:
-            inline = None if output is not None else receipt.to_dict()
-            click.echo(
-                json.dumps({"ids": list(receipt.ids), "out": None if out is None else str(out), "receipt": inline})
-            )
+            click.echo(json.dumps(forget_record(receipt, out=out)))
         elif output is None:
             click.echo(document)
         else:

@@ -6,13 +6,13 @@ import json
 
 import click
 from undercroft_store import DEFAULT_VAULT, VaultStore
-from undercroft_store.memory.kg.authority import declare_authority
 from undercroft_store.memory.kg.facts import AUTHORITY_CLASSES, GROUNDINGS, REVIEW_STATES, Fact
 from undercroft_store.memory.kg.graph import KnowledgeGraph
 from undercroft_store.memory.kg.receipts import IntegrityVerdict, fact_receipts, support_of
 
 from undercroft_cli._internal.composition import open_reader, open_store
 from undercroft_cli._internal.i18n import message
+from undercroft_cli.operations.authority import declare_tier
 from undercroft_cli.operations.entities import ENTITY_PAGE_MAX, entity_records
 from undercroft_cli.operations.graph import (
     canonical_fact,
@@ -237,17 +237,16 @@ def kg_authority(
 ) -> int:
     """Declare FACT_ID's authority tier (operator only; promotion displaces the key's holder)."""
     with open_store(vault) as store:
-        change = declare_authority(
+        change = declare_tier(
             store, fact_id, authority_class=authority_class, review_state=review_state, canonical_key=canonical_key
         )
-    fact = change.fact
     if as_json:
-        displaced = None if change.displaced is None else change.displaced.to_dict()
-        click.echo(json.dumps({"fact": fact.to_dict(), "displaced": displaced}, ensure_ascii=False))
+        click.echo(json.dumps(change, ensure_ascii=False))
         return 0
-    click.echo(f"{fact.id}  {fact.authority_class}  {fact.review_state}  {fact.canonical_key or '-'}")
-    if change.displaced is not None:
-        click.echo(f"displaced: {change.displaced.id}")
+    fact = change["fact"]
+    click.echo(f"{fact['id']}  {fact['authority_class']}  {fact['review_state']}  {fact['canonical_key'] or '-'}")
+    if change["displaced"] is not None:
+        click.echo(f"displaced: {change['displaced']['id']}")
     return 0
 
 

@@ -7,35 +7,20 @@ from pathlib import Path
 
 import click
 from undercroft_store import DEFAULT_VAULT
-from undercroft_store.governance.retention import (
-    SweepReport,
-    clear_retention,
-    list_retention,
-    parse_max_age,
-    set_retention,
-    sweep,
-)
+from undercroft_store.governance.retention import clear_retention, parse_max_age
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
 from undercroft_cli._internal.i18n import message
 from undercroft_cli.commands.forget import load_signer, reserve_output
+from undercroft_cli.operations.retention import retention_policies, set_policy, sweep_record, sweep_retention
 
 __all__ = ["retention_group"]
 
 
-def _sweep_record(report: SweepReport, receipt: dict[str, object] | None, out: Path | None) -> dict[str, object]:
-    """The ``retention sweep --json`` shape: the counts, what failed, and the receipt (inline unless --out)."""
-    return {
-        "ok": report.ok,
-        "examined": report.examined,
-        "forgotten": list(report.forgotten),
-        "undecided": report.undecided,
-        "failed_policies": list(report.failed_policies),
-        "tampered_drawers": list(report.tampered_drawers),
-        "receipt": receipt,
-        "out": None if out is None or report.receipt is None else str(out),
-    }
+def _scope(policy: dict[str, object]) -> str:
+    """``wing`` or ``wing/room``, as the store names a policy's scope."""
+    return str(policy["wing"]) if policy["room"] is None else f"{policy['wing']}/{policy['room']}"
 
 
 @click.group("retention")
@@ -51,10 +36,10 @@ def retention_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the policy (as retention list --json does).")
 def set_command(wing: str, room: str | None, max_age: str, vault: str, as_json: bool) -> int:
     """Declare the policy of a wing or wing/room."""
-    seconds = parse_max_age(max_age)
+    seconds = parse_max_age(max_age)  # a bad duration is refused before the vault opens
     with open_store(vault) as store:
-        policy = set_retention(store, wing, room, max_age=seconds)
-    click.echo(json.dumps(policy.to_dict()) if as_json else f"retention {policy.scope}: {policy.max_age_seconds}s")
+        policy = set_policy(store, wing, room, seconds)
+    click.echo(json.dumps(policy) if as_json else f"retention {_scope(policy)}: {policy['max_age_seconds']}s")
     return EXIT_OK
 
 
@@ -80,15 +65,15 @@ def clear_command(wing: str, room: str | None, vault: str, as_json: bool) -> int
 def list_command(vault: str, as_json: bool) -> int:
     """Every verified policy; a failing row is named (exit 2)."""
     with open_store(vault, read_only=True) as store:
-        listing = list_retention(store)
+        listing = retention_policies(store)
     if as_json:
-        click.echo(json.dumps({"policies": [p.to_dict() for p in listing.policies], "failed": list(listing.failed)}))
+        click.echo(json.dumps(listing))
     else:
-        for policy in listing.policies:
-            click.echo(f"{policy.scope}\t{policy.max_age_seconds}s\tset {policy.at}")
-        for finding in listing.failed:
+        for policy in listing["policies"]:
+            click.echo(f"{_scope(policy)}\t{policy['max_age_seconds']}s\tset {policy['at']}")
+        for finding in listing["failed"]:
             click.echo(f"FAILED: {finding}")
-    return EXIT_OK if listing.ok else EXIT_INTEGRITY
+    return EXIT_INTEGRITY if listing["failed"] else EXIT_OK
 
 
 @retention_group.command("sweep")
@@ -101,12 +86,11 @@ def sweep_command(vault: str, sign: Path | None, out: Path | None, as_json: bool
     signer = load_signer(sign)
     with reserve_output(out) as output:  # reserved before anything is destroyed
         with open_store(vault) as store:
-            report = sweep(store, signer=signer)
+            report = sweep_retention(store, signer=signer)
         if report.receipt is not None and output is not None:
             output.write((report.receipt.to_json() + "\n").encode("ascii"))
         if as_json:
-            receipt = None if report.receipt is None or output is not None else report.receipt.to_dict()
-            click.echo(json.dumps(_sweep_record(report, receipt, out)))
+            click.echo(json.dumps(sweep_record(report, out=out)))
             return EXIT_OK if report.ok else EXIT_INTEGRITY
         click.echo(f"examined {report.examined}, forgot {len(report.forgotten)}, undecided {report.undecided}")
         for finding in report.failed_policies:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 
 import click
-from undercroft_store.integrity.rotation import rotate_vault
 
 from undercroft_cli._internal.composition import open_palace, vault_embedder
 from undercroft_cli._internal.exit_codes import EXIT_OK
+from undercroft_cli.operations.rotation import rotate_keys, rotation_record
 
 __all__ = ["rotate_command"]
 
@@ -25,6 +24,6 @@ def rotate_command(name: str, as_json: bool) -> int:
     commands wait for it (up to 60 s, then exit 1 "rotation in progress").
     """
     with open_palace() as palace:
-        report = rotate_vault(palace, name, vault_embedder(palace, name))
-    click.echo(json.dumps(asdict(report)) if as_json else report.render())
+        report = rotate_keys(palace, name, vault_embedder(palace, name))
+    click.echo(json.dumps(rotation_record(report)) if as_json else report.render())
     return EXIT_OK

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from pathlib import Path
 
 import click
 from undercroft_store import DEFAULT_VAULT
-from undercroft_store.integrity.witness import check_witness_document, emit_witness
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_OK
 from undercroft_cli._internal.i18n import message
 from undercroft_cli._internal.private_file import write_private
 from undercroft_cli.commands.forget import load_signer
+from undercroft_cli.operations.witness import check_record, check_witness, emit_document, witness_record
 
 __all__ = ["witness_group"]
 
@@ -33,11 +32,11 @@ def emit_command(vault: str, out: Path | None, sign: Path | None, as_json: bool)
     """Emit the row count and unkeyed digest of the audit trail (head as corroboration)."""
     signer = load_signer(sign)
     with open_store(vault, read_only=True) as store:
-        document = emit_witness(store, signer=signer).to_json()
+        document = emit_document(store, signer=signer)
     if out is not None:
         write_private(out, (document + "\n").encode("ascii"))
     if as_json:
-        click.echo(json.dumps({"out": None if out is None else str(out), "witness": json.loads(document)}))
+        click.echo(json.dumps(witness_record(document, out=out)))
     elif out is None:
         click.echo(document)
     else:
@@ -49,10 +48,10 @@ def emit_command(vault: str, out: Path | None, sign: Path | None, as_json: bool)
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--vault", default=DEFAULT_VAULT, show_default=True)
 @click.option("--sender", default=None, help="pin the sender that must have signed")
-@click.option("--json", "as_json", is_flag=True, help="Print {ok, writes_since, corroboration, signature}.")
+@click.option("--json", "as_json", is_flag=True, help="Print {ok, verdict, writes_since, corroboration, signature}.")
 def check_command(file: Path, vault: str, sender: str | None, as_json: bool) -> int:
     """WITNESS OK when the chain extends the witness; exit 2 when rolled back below it."""
     with open_store(vault, read_only=True) as store:
-        verdict = check_witness_document(store, file.read_bytes(), pinned_sender=sender)
-    click.echo(json.dumps({"ok": True, **asdict(verdict)}) if as_json else verdict.render())
+        verdict = check_witness(store, file.read_bytes(), sender=sender)
+    click.echo(json.dumps(check_record(verdict)) if as_json else verdict.render())
     return EXIT_OK

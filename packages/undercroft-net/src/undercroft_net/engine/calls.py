@@ -338,12 +338,15 @@ class EngineCalls:
         return self._call("sweep", vault, SweepReport.from_json)
 
     def forget(self, vault: str, ids: Sequence[str], *, reason: str | None = None) -> Call[ForgetReceipt]:
-        """``POST …/forget``: the receipt (pass it to `verify_forgetting` later)."""
-        return self._call("forget", vault, ForgetReceipt.from_json, body={"ids": list(ids), "reason": reason})
+        """``POST …/forget``: the receipt (pass it to `verify_forgetting` later). The reply is
+        ``{ids, out, receipt}``, the record ``undercroft forget --json`` prints; this is its ``receipt``."""
+        body = {"ids": list(ids), "reason": reason}
+        return self._call("forget", vault, lambda reply: ForgetReceipt.from_json(reply["receipt"]), body=body)
 
     def witness(self, vault: str) -> Call[Witness]:
-        """``GET …/witness``: keep it off this machine."""
-        return self._call("witness", vault, Witness.from_json)
+        """``GET …/witness``: keep it off this machine. The reply is ``{out, witness}``, the record
+        ``undercroft witness emit --json`` prints; this is its ``witness``."""
+        return self._call("witness", vault, lambda reply: Witness.from_json(reply["witness"]))
 
     def check_witness(self, vault: str, witness: Witness | Mapping[str, Any]) -> Call[WitnessCheck]:
         """``POST …/witness``: `IntegrityError` when the vault was rolled back below it."""

@@ -1,25 +1,22 @@
 """The /v1 routes MCP deliberately lacks: vault lifecycle, the operator plane, maintenance and portability.
 
-Each calls the store function the CLI command calls (``set_trust``, ``sweep``, ``rotate_vault``…), with its
-arguments declared once here in the operations' shape. Rotation, restore and deletion need the only handle:
-they run with the cached one closed, and answer 409 for the ``--vault`` vault, which ``/mcp`` holds open.
+Each calls the operation the CLI command calls (``undercroft_cli.operations``: ``assign_trust``, ``sweep_record``,
+``rotate_keys``…) and answers its record, with its arguments declared once here; the few routes with no shared
+operation yet (vault list and delete, anchor, export, import) are the ``parity.OPERATION_BYPASSES`` of their
+commands; vault creation is ``operations.vaults``. Rotation, restore and deletion need the only handle: they run
+with the cached one closed, and answer 409 for the ``--vault`` vault, which ``/mcp`` holds open.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 from starlette.responses import Response
 from undercroft_store.errors import VaultInUse
-from undercroft_store.governance.forgetting import forget, verify_forgetting
+from undercroft_store.governance.forgetting import verify_forgetting
 from undercroft_store.governance.read_audit import close_window
-from undercroft_store.governance.retention import list_retention, parse_max_age, set_retention, sweep
-from undercroft_store.integrity.backup import create_backup, list_backups, restore_backup
-from undercroft_store.integrity.rotation import rotate_vault
-from undercroft_store.integrity.witness import check_witness_document, emit_witness
-from undercroft_store.memory.kg.authority import declare_authority
+from undercroft_store.integrity.backup import restore_backup
 from undercroft_store.memory.kg.facts import AUTHORITY_CLASSES, REVIEW_STATES
 from undercroft_vault.manifest import LEVELS
 
@@ -36,13 +33,19 @@ from undercroft_cli.mcp.fences import resident_in_quarantine
 from undercroft_cli.mcp.tools.base import boolean, integer, string
 from undercroft_cli.operations import verify_record
 from undercroft_cli.operations.admission import VERDICTS, admission_queue, rule_on
+from undercroft_cli.operations.authority import declare_tier
+from undercroft_cli.operations.backups import backup_records, take_backup
+from undercroft_cli.operations.forgetting import forget_drawers, forget_record
 from undercroft_cli.operations.history import history_page
 from undercroft_cli.operations.refine import refine
 from undercroft_cli.operations.remote_index import index_status_record
 from undercroft_cli.operations.repair import repair
+from undercroft_cli.operations.retention import retention_policies, set_policy, sweep_record, sweep_retention
+from undercroft_cli.operations.rotation import rotate_keys, rotation_record
 from undercroft_cli.operations.trust import assign_trust, trust_records
 from undercroft_cli.operations.values import ValueRefused
 from undercroft_cli.operations.vaults import create_vault
+from undercroft_cli.operations.witness import check_record, check_witness, emit_document, witness_record
 
 __all__ = ["MAX_IMPORT_BODY", "OPERATOR_BINDINGS"]
 
@@ -97,12 +100,12 @@ def _delete(call: Call) -> dict[str, Any]:
 
 
 # --- operator plane ----------------------------------------------------------------------------------
-def _backup(call: Call) -> Any:
-    return jsonable(create_backup(call.tenancy.palace, _vault(call), call.tenancy.embedder_for(_vault(call))))
+def _backup(call: Call) -> dict[str, object]:
+    return take_backup(call.tenancy.palace, _vault(call), call.tenancy.embedder_for(_vault(call)))
 
 
 def _backups(call: Call) -> dict[str, Any]:
-    return {"backups": [b.to_dict() for b in list_backups(call.tenancy.palace, _vault(call))]}
+    return {"backups": backup_records(call.tenancy.palace, _vault(call))}
 
 
 def _restore(call: Call) -> dict[str, Any]:
@@ -130,42 +133,30 @@ def _retention_set(call: Call) -> dict[str, Any]:
     raw = call.args.raw.get("max_age")
     if isinstance(raw, bool) or not isinstance(raw, int | str):
         raise HttpRefusal(400, "retention: argument 'max_age' must be seconds or a duration like 90d, 12h, 2w")
-    seconds = raw if isinstance(raw, int) else parse_max_age(raw)
-    policy = set_retention(call.live.store, call.args.required_text("wing"), call.args.text("room"), max_age=seconds)
-    return policy.to_dict()
+    return set_policy(call.live.store, call.args.required_text("wing"), call.args.text("room"), raw)
 
 
 def _forget(call: Call) -> dict[str, Any]:
     ids = call.args.raw.get("ids")
     if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
         raise HttpRefusal(400, "forget: argument 'ids' must be a non-empty array of drawer ids")
-    receipt = forget(call.live.store, ids, reason=call.args.text("reason") or "operator")
-    return receipt.to_dict()
+    return forget_record(forget_drawers(call.live.store, ids, reason=call.args.text("reason") or "operator"))
 
 
 def _authority(call: Call) -> dict[str, Any]:
-    change = declare_authority(
+    return declare_tier(
         call.live.store,
         call.args.required_text("fact_id"),
         authority_class=call.args.text("authority_class"),
         review_state=call.args.text("review_state"),
         canonical_key=call.args.text("canonical_key"),
     )
-    return {
-        "fact": jsonable(change.fact),
-        "displaced": None if change.displaced is None else jsonable(change.displaced),
-    }
 
 
 def _witness_check(call: Call) -> dict[str, Any]:
-    """200 ``{"verdict": "extends", …}``; a rollback below the witness is `WitnessFailed` (409, integrity)."""
-    verdict = check_witness_document(call.live.store, call.body)
-    return {
-        "verdict": "extends",
-        "rows_since": verdict.writes_since,
-        "corroboration": verdict.corroboration,
-        "signature": verdict.signature,
-    }
+    """200 ``{"ok": true, "verdict": "extends", …}``; a rollback below the witness is `WitnessFailed` (409,
+    integrity)."""
+    return check_record(check_witness(call.live.store, call.body))
 
 
 def _verify_forgetting(call: Call) -> Any:
@@ -184,11 +175,11 @@ def _repair(call: Call) -> dict[str, Any]:
         ).to_dict()
 
 
-def _rotate(call: Call) -> Any:
+def _rotate(call: Call) -> dict[str, Any]:
     _not_pinned(call, "key rotation")
     name = _vault(call)
     with call.tenancy.closed(name):
-        return jsonable(rotate_vault(call.tenancy.palace, name, call.tenancy.embedder_for(name)))
+        return rotation_record(rotate_keys(call.tenancy.palace, name, call.tenancy.embedder_for(name)))
 
 
 def _export(call: Call) -> Response:
@@ -306,7 +297,7 @@ OPERATOR_BINDINGS: dict[tuple[str, str], Binding] = {
         required=("id", "verdict"),
     ),
     ("GET", f"{_V}/retention"): Binding(
-        "retention", {}, lambda call: jsonable(list_retention(call.live.store)), source=Source.NONE
+        "retention", {}, lambda call: retention_policies(call.live.store), source=Source.NONE
     ),
     ("POST", f"{_V}/retention"): Binding(
         "retention_set",
@@ -319,7 +310,7 @@ OPERATOR_BINDINGS: dict[tuple[str, str], Binding] = {
         required=("wing", "max_age"),
     ),
     ("POST", f"{_V}/retention/sweep"): Binding(
-        "retention_sweep", {}, lambda call: jsonable(sweep(call.live.store)), source=Source.NONE
+        "retention_sweep", {}, lambda call: sweep_record(sweep_retention(call.live.store)), source=Source.NONE
     ),
     ("POST", f"{_V}/forget"): Binding(
         "forget",
@@ -342,7 +333,7 @@ OPERATOR_BINDINGS: dict[tuple[str, str], Binding] = {
         required=("fact_id",),
     ),
     ("GET", f"{_V}/witness"): Binding(
-        "witness", {}, lambda call: json.loads(emit_witness(call.live.store).to_json()), source=Source.NONE
+        "witness", {}, lambda call: witness_record(emit_document(call.live.store)), source=Source.NONE
     ),
     ("POST", f"{_V}/witness"): Binding("witness_check", {}, _witness_check, source=Source.NONE, reach=Reach.RAW),
     ("POST", f"{_V}/verify-forgetting"): Binding(

@@ -410,7 +410,7 @@
     $("forget-form").addEventListener("submit", guarded(async (event) => {
       if (!confirmed(event.target, "FORGET")) return;
       const ids = event.target.elements.ids.value.split(",").map((id) => id.trim()).filter(Boolean);
-      const receipt = await api("POST", v("/forget"), { body: { ids } });
+      const { receipt } = await api("POST", v("/forget"), { body: { ids } });  // {ids, out: null, receipt}
       download($("receipt-link"), receipt, "receipt.json");
       report(`Forgot ${ids.length} drawer(s): download the receipt and keep it; verify it here later.`, receipt);
     }));
@@ -422,10 +422,10 @@
       report(`FORGETTING ${verdict.status.toUpperCase()}: ${words[verdict.status] || ""}` +
         (verdict.findings.length ? ` (${verdict.findings.join("; ")})` : ""), verdict);
     }));
-    $("witness-now").addEventListener("click", guarded(async () => download($("witness-link"), await api("GET", v("/witness")), "witness.json")));
+    $("witness-now").addEventListener("click", guarded(async () => download($("witness-link"), (await api("GET", v("/witness"))).witness, "witness.json")));
     $("witness-form").addEventListener("submit", guarded(async (event) => {
       const checked = await api("POST", v("/witness"), { raw: await readFile(event.target) });
-      report(`WITNESS OK: this vault extends the witness (${checked.rows_since} write(s) since it was taken).`, checked);
+      report(`WITNESS OK: this vault extends the witness (${checked.writes_since} write(s) since it was taken).`, checked);
     }));
     show("vaults");
   });

@@ -150,14 +150,17 @@ class RetentionPolicy(Reply):
 @dataclass(frozen=True)
 class SweepReport(Reply):
     """``POST …/retention/sweep``: what a sweep examined and destroyed (with the receipt), and what it
-    refused to decide."""
+    refused to decide; ``ok`` is false when a policy row or a drawer failed verification (``out`` is always
+    ``None`` here: the receipt travels inline)."""
 
+    ok: bool
     examined: int
     forgotten: list[str]
     receipt: Json | None
     failed_policies: list[str]
     tampered_drawers: list[str]
     undecided: int
+    out: str | None
     raw: dict[str, Any] = field(repr=False, compare=False)
 
 
@@ -199,10 +202,11 @@ class Witness(Reply):
 @dataclass(frozen=True)
 class WitnessCheck(Reply):
     """``POST …/witness``: the vault extends the witness: writes since, and how the witness was
-    corroborated and signed."""
+    corroborated and signed (``ok`` is always true: a rollback is an `IntegrityError`)."""
 
+    ok: bool
     verdict: str
-    rows_since: int
+    writes_since: int
     corroboration: str
     signature: str
     raw: dict[str, Any] = field(repr=False, compare=False)
