@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import shutil
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -88,11 +89,23 @@ def _open(palace: Palace, *, read_only: bool = False) -> VaultStore:
     return store
 
 
+_TEMPLATES: dict[str, Path] = {}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _templates(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """One palace per level, written once per module; each test copies it (the write is the slow part)."""
+    for level in ("sealed", "hmac-only"):
+        root = tmp_path_factory.mktemp(f"fde-{level}")
+        with Palace(root) as palace:
+            palace.create_vault("v", level=level)  # type: ignore[arg-type]
+            with _open(palace) as store:
+                store.write(_corpus(0, SIZE), screening=Screen())
+        _TEMPLATES[level] = root
+
+
 def _make(root: Path, level: str = "sealed") -> None:
-    with Palace(root) as palace:
-        palace.create_vault("v", level=level)  # type: ignore[arg-type]
-        with _open(palace) as store:
-            store.write(_corpus(0, SIZE), screening=Screen())
+    shutil.copytree(_TEMPLATES[level], root, dirs_exist_ok=True)
 
 
 @pytest.fixture
