@@ -38,6 +38,7 @@ __all__ = [
     "audit_ceiling",
     "embed_endpoint",
     "embedder",
+    "fde_parameters",
     "force_embedder",
     "fts_prefilter_min",
     "fusion",
@@ -46,7 +47,6 @@ __all__ = [
     "http_token",
     "index_ca",
     "index_location",
-    "fde_parameters",
     "ivf_min",
     "ivf_nprobe",
     "language",
@@ -171,7 +171,9 @@ def fde_parameters(env: Env = None) -> dict[str, int]:
     """The declared ``UNDERCROFT_FDE_REPS`` / ``_KSIM`` / ``_DPROJ`` / ``_SEED`` as the FDE encoder's field names
     (repetitions, bits, projection, seed); an unset one is absent (the engine's own)."""
     fields = {"REPS": "repetitions", "KSIM": "bits", "DPROJ": "projection", "SEED": "seed"}
-    declared: dict[str, int | None] = {field: _typed(f"UNDERCROFT_FDE_{suffix}", env, (int, type(None))) for suffix, field in fields.items()}
+    declared: dict[str, int | None] = {
+        field: _typed(f"UNDERCROFT_FDE_{suffix}", env, (int, type(None))) for suffix, field in fields.items()
+    }
     return {field: value for field, value in declared.items() if value is not None}
 
 

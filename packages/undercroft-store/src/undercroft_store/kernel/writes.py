@@ -49,8 +49,8 @@ from undercroft_store.kernel._internal.write_decision import (
     is_unchanged,
     stored_rows,
 )
-from undercroft_store.kernel.screening import Bypass, BypassReason, Screen, Screening
 from undercroft_store.kernel.fde_tables import drop_for as drop_fde_rows
+from undercroft_store.kernel.screening import Bypass, BypassReason, Screen, Screening
 from undercroft_store.kernel.seams import Diverted, write_screen
 from undercroft_store.kernel.snapshot_table import drop_rows as drop_search_snapshot
 from undercroft_store.kernel.tier_tables import Envelope

@@ -121,7 +121,8 @@ class Searcher:
         ``trust`` then contributes only its vault floor. ``fts_prefilter_min`` (None: off): on an hmac-only
         vault, an unpinned search whose population exceeds it draws its lexical joiners from the FTS5 index
         (`search.fts`) instead of the RAM postings. ``retrieval`` names the candidate tier (`search.tiers`:
-        ``pq``, ``hnsw`` or ``fde``, which needs a late encoder attached to ``store``; None: the full scan). ``mirror`` (injected by the composition root) makes every
+        ``pq``, ``hnsw`` or ``fde``, which needs a late encoder attached to ``store``; None: the full scan);
+        ``fde_options`` the FDE tier's first-build shape. ``mirror`` (injected by the composition root) makes every
         search draw its candidate ids from that remote mirror instead (`search.tiers.remote`): the mirror must
         exist and hold this vault's embedding space, or the search refuses (`MirrorUnavailable`). ``rescore``
         re-orders the top of the fused ranking with a cross-encoder (`search.rescore`) or by MaxSim over the
