@@ -27,7 +27,7 @@ from undercroft_store.governance.forgetting import forget
 from undercroft_store.integrity.repair import repair_vault
 from undercroft_store.integrity.rotation import rotate_vault
 from undercroft_store.kernel import fde_tables as tables
-from undercroft_store.search import InvalidSearch, Searcher, SearchRequest
+from undercroft_store.search import InvalidSearch, Searcher, SearchRequest, plan_pool
 from undercroft_store.search.tiers import FdeOptions, FdeTier
 
 from .conftest import appended_drawer
@@ -245,6 +245,12 @@ def test_a_drawer_without_a_matrix_is_always_drawn(sealed: tuple[Path, VaultStor
     assert len(tier.bare) == 1 and len(tier.rows()) == SIZE
     assert hits[0].id == _id(SIZE)
     assert store.verify().ok  # a missing matrix is not a finding of the tier
+    # Drawn by stage 1 itself, not only rescued by its rare words: the cosine draw alone holds it.
+    (bare,) = tier.bare
+    scope = store.scope_seqs(include_quarantine=True)
+    query = EMBEDDER.embed(["pangolin meridian cobalt"])[0]
+    drawn = tier.for_query("quokka zanzibar").candidates(query, scope, plan_pool(len(scope), len(scope), 5, 64))
+    assert bare in drawn.seqs.tolist() and drawn.stage_one == 256 + 1
 
 
 def _flip(root: Path, table: str, where: str) -> None:
