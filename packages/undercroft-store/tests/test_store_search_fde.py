@@ -328,3 +328,20 @@ def test_without_a_colbert_encoder_the_tier_refuses_naming_the_variable(tmp_path
     (entry,) = report.entries
     assert entry.message is not None and "no ColBERT encoder is configured" in entry.message
     assert "declare UNDERCROFT_RERANKER=colbert" in entry.message
+
+
+class _QueryFails(WordTokens):
+    def _encode_batch(self, texts: list[str], *, query: bool) -> list[NDArray[np.floating]]:
+        if query:
+            raise RuntimeError("the query side is down")
+        return super()._encode_batch(texts, query=query)
+
+
+def test_a_failed_query_encoding_ranks_the_scope_exactly(sealed: tuple[Path, VaultStore]) -> None:
+    _, store = sealed
+    store.attach_late_encoder(_QueryFails())
+    searcher, full = _searcher(store), Searcher(store, EMBEDDER)
+    request = SearchRequest("walnut orchard harvest ledger", limit=5)
+    assert [hit.id for hit in searcher.search(request).hits] == [hit.id for hit in full.search(request).hits]
+    assert _fde(searcher).exact_fallbacks == 1 and store.late_encoder is not None
+    assert store.late_encoder.late_failures == 1  # counted by the role, never raised into the search

@@ -318,6 +318,9 @@ class FdeTier:
         envelope = Envelope(context)
         connection.execute("BEGIN IMMEDIATE")
         try:
+            # A drawer another handle deleted since the marks were read gets no row: never an orphan at rest.
+            live = set(connection.execute("SELECT seq, id FROM drawers").fetchall()) if written else set()
+            written = [row for row in written if (row[0], row[1]) in live]
             tables.create_tables(connection)
             if state.fresh_params:
                 connection.execute(f"DELETE FROM {tables.ROWS_TABLE}")  # noqa: S608
@@ -341,7 +344,10 @@ class FdeTier:
         query_fde: NDArray[np.float32] | None = None
         if state is not None and role is not None:
             before = role.late_failures
-            tokens = role.encode_query(text)
+            try:
+                tokens = role.encode_query(text)
+            except Exception:  # noqa: BLE001 - a role that breaks its no-raise contract costs recall, never a search
+                tokens = np.zeros((0, role.dimension), dtype=np.float32)
             if role.late_failures == before and tokens.shape[0] > 0 and tokens.shape[1] == role.dimension:
                 query_fde = state.encoder.encode_queries([tokens])[0]
         if query_fde is None:
