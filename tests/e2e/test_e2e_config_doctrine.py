@@ -147,7 +147,7 @@ NAMED: dict[tuple[str, str], str] = {
     ("UNDERCROFT_EMBEDDER", "http"): "validated",  # built in (issue 26); the endpoint is the consumer's
     ("UNDERCROFT_EMBEDDER", "onnx"): "validated",  # built in (issue 24); the model files are the consumer's
     ("UNDERCROFT_ADMISSION_LLM", "garbage"): "refused",
-    # pq and hnsw are built since issue 25 (the CLI's BUILD wires them); fde still names a tier this build lacks.
+    # pq, hnsw and fde are built since issue 25; fde alone refuses: it needs a ColBERT encoder declared.
     ("UNDERCROFT_RETRIEVAL", "pq"): "validated",
     ("UNDERCROFT_RETRIEVAL", "fde"): "refused",
     ("UNDERCROFT_RETRIEVAL", "hnsw"): "validated",
@@ -290,7 +290,7 @@ def test_config_check_gives_the_documented_verdict_on_the_named_cases(sweep: Swe
             assert entry["message"].startswith(f"{name}=") and "refuses to start" in entry["message"]
     entries = json.loads(sweep.checks[Case("UNDERCROFT_RETRIEVAL", "fde")]["out"])["entries"]
     [capability] = [e["message"] for e in entries if e["name"] == "UNDERCROFT_RETRIEVAL"]
-    assert "this build has no fde retrieval tier" in capability
+    assert "no ColBERT encoder is configured; declare UNDERCROFT_RERANKER=colbert" in capability
 
 
 def _verdict(check: dict[str, Any]) -> tuple[bool, list[str], list[str]]:
@@ -379,7 +379,7 @@ def _sdk_start(env: dict[str, str]) -> tuple[str, str]:
 #: One case of every outcome class, run again through exec'd processes and the MCP SDK.
 SAMPLES = (
     Case("UNDERCROFT_TRUST_FLOOR", "bogus"),  # a refusing doctrine's garbage
-    Case("UNDERCROFT_RETRIEVAL", "fde"),  # a legal value naming a capability this build lacks
+    Case("UNDERCROFT_RETRIEVAL", "fde"),  # a legal value that needs a second declaration (UNDERCROFT_RERANKER)
     Case("UNDERCROFT_FUSION", "rrf"),  # a tuning value that warns and keeps the default
     Case("UNDERCROFT_FUSION_WEIGHT", "0.6"),  # validated
     Case("UNDERCROFT_LANG", "de"),  # accepted (opaque)

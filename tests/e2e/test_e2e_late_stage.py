@@ -6,7 +6,8 @@ ColBERT encoder. Every ``remember`` stores its drawer's matrix sealed; ``search`
 stored matrices (the test computes each MaxSim from the same table, so the order is known); a flipped byte in a
 stored matrix is verify's integrity verdict (exit 2); ``repair`` drops it and ``repair --tokens`` rebuilds it
 (exit 1, named, without the stage declared), and resumes after a SIGKILL; an export imported into another
-vault rebuilds every matrix; ``forget`` leaves no byte of the forgotten drawer's matrix in the raw files.
+vault rebuilds every matrix; ``forget`` leaves no byte of the forgotten drawer's matrix in the raw files. The fde
+candidate tier draws from those matrices (same hits), seals one row per drawer, and a flipped row is verify's exit 2.
 """
 
 from __future__ import annotations
@@ -106,6 +107,29 @@ def test_a_flipped_matrix_byte_fails_verify_and_repair_then_repair_tokens_mend_i
     built = json.loads(_ok(home, "repair", "--tokens", "--json", **env))
     assert (built["tokens"]["built"], built["tokens"]["current"]) == (1, len(DRAWERS) - 1)
     assert "0 missing, 0 stale" in _ok(home, "verify", **env)
+
+
+def test_the_fde_tier_draws_from_the_stored_matrices_and_a_flipped_row_fails_verify(tmp_path: Path) -> None:
+    env = _late(tmp_path)
+    home = _palace(tmp_path, env)
+    plain = json.loads(_ok(home, "search", "--json", "red car", "--limit", "10", **env))["hits"]
+    fde = json.loads(_ok(home, "search", "--json", "red car", "--limit", "10", UNDERCROFT_RETRIEVAL="fde", **env))
+    assert [hit["id"] for hit in fde["hits"]] == [hit["id"] for hit in plain]  # what is returned is the scan's
+    with sqlite3.connect(_database(home)) as raw:  # the writable search persisted one sealed row per drawer
+        raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        seq, blob = raw.execute("SELECT seq, blob FROM tier_fde_rows ORDER BY seq LIMIT 1").fetchone()
+        assert raw.execute("SELECT count(*) FROM tier_fde_rows").fetchone()[0] == len(DRAWERS)
+    database = _database(home)
+    data = bytearray(database.read_bytes())
+    at = data.find(bytes(blob))
+    data[at + len(blob) // 2] ^= 0x01
+    database.write_bytes(bytes(data))
+    verdict = _run(home, "verify")
+    assert verdict.returncode == 2 and f"tier_fde_rows row of seq {seq} fails its seal" in verdict.stdout
+    again = json.loads(_ok(home, "search", "--json", "red car", "--limit", "10", UNDERCROFT_RETRIEVAL="fde", **env))
+    assert again["hits"] == fde["hits"]  # the failed row is never used: its drawer is encoded again in RAM
+    refused = _run(home, "search", "red car", UNDERCROFT_RETRIEVAL="fde")
+    assert refused.returncode == 1 and "declare UNDERCROFT_RERANKER=colbert" in refused.stderr
 
 
 def test_an_export_imported_with_the_stage_rebuilds_every_matrix(tmp_path: Path) -> None:

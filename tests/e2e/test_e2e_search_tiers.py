@@ -3,7 +3,7 @@
 The vault is filled through the library (1,100 drawers: above the tier's training size), then the real
 program searches it: the needle comes back, the pq tier's sealed code rows are written at rest (no code or
 needle word in clear), a flipped code-row byte makes ``verify`` exit 2 naming the row, ``repair`` rebuilds
-it, and the unbuilt tier (fde) refuses at start with exit 1 naming it.
+it, and the fde tier without a ColBERT encoder refuses at start with exit 1 naming the variable to set.
 """
 
 from __future__ import annotations
@@ -110,4 +110,4 @@ def test_hnsw_search_answers_and_writes_no_tier_table(home: Path) -> None:
 
 def test_fde_refuses_at_start_naming_the_variable(home: Path) -> None:
     done = _run(home, "search", "quokka", UNDERCROFT_RETRIEVAL="fde")
-    assert done.returncode == 1 and "this build has no fde retrieval tier" in done.stderr  # a run failure, never 2
+    assert done.returncode == 1 and "declare UNDERCROFT_RERANKER=colbert" in done.stderr  # a run failure, never 2

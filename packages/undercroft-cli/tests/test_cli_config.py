@@ -96,7 +96,7 @@ def test_the_configuration_reference_is_rendered_for_this_build() -> None:
         (
             "UNDERCROFT_RETRIEVAL",
             "fde",
-            "this build has no fde retrieval tier (retrieval/fde); unset it or declare off",
+            "the fde tier draws candidates from ColBERT token matrices and no ColBERT encoder is configured",
         ),
         ("UNDERCROFT_OTLP_ENDPOINT", "http://otel.example:4318", "cleartext http to the non-loopback host"),
         ("UNDERCROFT_QDRANT_URL", "http://evil.example:6333", "cleartext http to the non-loopback host"),

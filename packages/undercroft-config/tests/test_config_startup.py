@@ -43,13 +43,26 @@ def test_a_value_selecting_a_missing_capability_refuses_and_wiring_it_flips_the_
 ) -> None:
     name, value = SELECTING[capability]
     env = {name: value}
-    [entry] = config.check(env, build=Build.of([])).entries
+    wired = [capability]
+    if capability is Capability.RETRIEVAL_FDE:  # the tier reads ColBERT token matrices: it needs the encoder too
+        env["UNDERCROFT_RERANKER"] = "colbert"
+        wired.append(Capability.RERANKER_COLBERT)
+    [entry] = [e for e in config.check(env, build=Build.of(wired[1:])).entries if e.name == name]
     assert entry.status is Status.REFUSED
     assert entry.message is not None and entry.message.startswith(f"{name}=")
     assert f"this build has no {capability.description} ({capability.value})" in entry.message
     assert "secret" not in entry.message  # a DSN's password is never echoed
-    assert config.check(env, build=Build.of([capability])).starts
+    assert config.check(env, build=Build.of(wired)).starts
     assert config.check(env, build=EVERYTHING).starts
+
+
+def test_fde_without_a_colbert_encoder_refuses_naming_the_variable_to_set() -> None:
+    [entry] = config.check({"UNDERCROFT_RETRIEVAL": "fde"}, build=EVERYTHING).entries
+    assert entry.status is Status.REFUSED and entry.message is not None
+    assert "no ColBERT encoder is configured; declare UNDERCROFT_RERANKER=colbert" in entry.message
+    for reranker in ("colbert", "colbert-ort"):
+        assert config.check({"UNDERCROFT_RETRIEVAL": "fde", "UNDERCROFT_RERANKER": reranker}, build=EVERYTHING).starts
+    assert not config.check({"UNDERCROFT_RETRIEVAL": "fde", "UNDERCROFT_RERANKER": "onnx"}, build=EVERYTHING).starts
 
 
 def test_declining_selects_nothing() -> None:

@@ -27,7 +27,7 @@ SOURCE = Path(rotation.__file__).read_text(encoding="utf-8")
 
 #: A domain that lives in a table is sealed again under the new keys by this call (receiver, method).
 #: Domains of derived artifacts: dropped on rotation by their tables' registered hook, rebuilt, never re-sealed.
-DERIVED = {DomainKind.PQ_ARTIFACT, DomainKind.SEARCH_SNAPSHOT}
+DERIVED = {DomainKind.PQ_ARTIFACT, DomainKind.SEARCH_SNAPSHOT, DomainKind.FDE_TOKENS, DomainKind.FDE_ARTIFACT}
 #: Domains re-sealed by the reseal hook their table's feature registers (checked in that module's source).
 HOOKED = {
     DomainKind.QUEUE_META: (quarantine, ("Domain", "queue_meta"), ("new", "seal")),

@@ -16,9 +16,10 @@ from undercroft_store.errors import RotationUnsupported
 from undercroft_store.integrity.repair import repair_vault
 from undercroft_store.integrity.rotation import rotate_vault
 from undercroft_store.integrity.verify import FEATURE_LEGS
-from undercroft_store.kernel import seams, snapshot_table, token_codebook, token_table
+from undercroft_store.kernel import fde_tables, seams, snapshot_table, token_codebook, token_table
 from undercroft_store.kernel.schema import TAGGED_TABLES
 from undercroft_store.kernel.trust import set_trust
+from undercroft_store.search.tiers import fde_integrity
 from undercroft_store.search.tiers import integrity as tier_integrity
 from undercroft_store.search.tiers.integrity import TIER_TABLES, rebuild_tier
 
@@ -39,12 +40,19 @@ def test_the_composition_root_fills_every_seam(monkeypatch: pytest.MonkeyPatch) 
     # Plus the derived tables — the candidate tier's and the search snapshot's (not tagged tables: dropped on
     # rotation, rebuilt after it), the late stage's token matrices and their PQ codebook (re-sealed under the
     # new keys).
-    derived = {*TIER_TABLES, snapshot_table.SNAPSHOT_TABLE, token_table.TOKEN_TABLE, token_codebook.CODEBOOK_TABLE}
+    derived = {
+        *TIER_TABLES,
+        *fde_tables.FDE_TABLES,
+        snapshot_table.SNAPSHOT_TABLE,
+        token_table.TOKEN_TABLE,
+        token_codebook.CODEBOOK_TABLE,
+    }
     assert set(seams.resealers()) == (set(TAGGED_TABLES) - core) | derived
     # The tier's step is a forwarder (the search package loads at its first call): it runs the real rebuild.
     calls: list[object] = []
     monkeypatch.setattr(tier_integrity, "rebuild_tier", lambda context: calls.append(context) or "rebuilt")
-    assert seams.repair_step("index_tier")("context") == "rebuilt" and calls == ["context"]
+    monkeypatch.setattr(fde_integrity, "rebuild_fde", lambda context: calls.append(context) or "fde rebuilt")
+    assert seams.repair_step("index_tier")("context") == "rebuilt; fde rebuilt" and calls == ["context", "context"]
     monkeypatch.undo()
     assert tier_integrity.rebuild_tier is rebuild_tier
     assert seams.repair_step("search_snapshot") is snapshot_table.repair_snapshot

@@ -26,7 +26,7 @@ from undercroft_store.kernel._internal.meta_at_rest import stored_label
 from undercroft_store.kernel.screening import Bypass, BypassReason
 from undercroft_store.kernel.writes import refresh_embeddings
 from undercroft_store.search import InvalidSearch, Searcher, SearchRequest, plan_pool
-from undercroft_store.search.tiers import HnswTier, PQTier, TierOptions, pq, scaled_tier
+from undercroft_store.search.tiers import FdeTier, HnswTier, PQTier, TierOptions, pq, scaled_tier
 from undercroft_store.search.tiers.exact import open_embeddings
 
 from .conftest import appended_drawer
@@ -358,8 +358,7 @@ def test_hnsw_lives_in_ram_only(sealed: tuple[Path, VaultStore]) -> None:
 def test_declarations() -> None:
     assert scaled_tier(None) is None
     assert isinstance(scaled_tier("pq"), PQTier) and isinstance(scaled_tier("hnsw"), HnswTier)
-    with pytest.raises(InvalidSearch, match="fde is not built yet"):
-        scaled_tier("fde")
+    assert isinstance(scaled_tier("fde"), FdeTier)  # the searcher refuses it without a late encoder
     with pytest.raises(InvalidSearch, match="must be pq, hnsw or fde"):
         scaled_tier("annoy")
 

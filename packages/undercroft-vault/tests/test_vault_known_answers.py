@@ -71,6 +71,7 @@ def test_aad_bytes_are_pinned() -> None:
         "embedding": Domain.embedding("drawer-1"),
         "tokens": Domain.tokens("drawer-1"),
         "fde_tokens": Domain.fde_tokens("drawer-1"),
+        "fde_artifact": Domain.fde_artifact("g1/params"),
         "pq_artifact": Domain.pq_artifact("wing-a/0"),
         "kg_object": Domain.kg_object("fact-1"),
         "kg_terms": Domain.kg_terms("fact-1"),
@@ -86,6 +87,7 @@ def test_aad_bytes_are_pinned() -> None:
     for name, domain in domains.items():
         assert domain.aad("alpha").hex() == KAT["aad"][name], name
     assert Domain.fde_tokens("d").label == "fde/d/tok"
+    assert Domain.fde_artifact("g1/params").label == "fdeparam/g1/params/fde"
     assert Domain.pq_artifact("p").label == "pqrow/p/pq"
     assert Domain.kg_name("b").label == "kgname/b"
 

@@ -57,6 +57,18 @@ def _cross_checks(env: Mapping[str, str], results: dict[str, Resolution]) -> dic
                 f"UNDERCROFT_ORCH_METRICS_ADDR={str(metrics.value)!r} refuses to start: a non-loopback metrics "
                 "listener needs UNDERCROFT_ORCH_METRICS_TOKEN; legal: a loopback address, or declare the token"
             )
+    retrieval = results.get("UNDERCROFT_RETRIEVAL")
+    reranker = results.get("UNDERCROFT_RERANKER")
+    if retrieval is not None and str(retrieval.value) == "fde":
+        if reranker is None or str(reranker.value) not in ("colbert", "colbert-ort"):
+            # The tier reads the query's and every drawer's ColBERT token matrix: without the late encoder
+            # there is nothing to draw from, and a silent full scan would misreport what runs.
+            refusals["UNDERCROFT_RETRIEVAL"] = (
+                "UNDERCROFT_RETRIEVAL='fde' refuses to start: the fde tier draws candidates from ColBERT token "
+                "matrices and no ColBERT encoder is configured; declare UNDERCROFT_RERANKER=colbert (or "
+                "colbert-ort) with UNDERCROFT_COLBERT_MODEL, UNDERCROFT_COLBERT_QUERY_MODEL and "
+                "UNDERCROFT_COLBERT_TOKENIZER, or unset UNDERCROFT_RETRIEVAL"
+            )
     return refusals
 
 

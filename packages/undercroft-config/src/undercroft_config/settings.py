@@ -38,6 +38,7 @@ __all__ = [
     "audit_ceiling",
     "embed_endpoint",
     "embedder",
+    "fde_parameters",
     "force_embedder",
     "fts_prefilter_min",
     "fusion",
@@ -164,6 +165,16 @@ def ivf_min(env: Env = None) -> int:
 def ivf_nprobe(env: Env = None) -> int | None:
     """UNDERCROFT_IVF_NPROBE (None: the engine's own, a quarter of the lists)."""
     return _typed("UNDERCROFT_IVF_NPROBE", env, (int, type(None)))
+
+
+def fde_parameters(env: Env = None) -> dict[str, int]:
+    """The declared ``UNDERCROFT_FDE_REPS`` / ``_KSIM`` / ``_DPROJ`` / ``_SEED`` as the FDE encoder's field names
+    (repetitions, bits, projection, seed); an unset one is absent (the engine's own)."""
+    fields = {"REPS": "repetitions", "KSIM": "bits", "DPROJ": "projection", "SEED": "seed"}
+    declared: dict[str, int | None] = {
+        field: _typed(f"UNDERCROFT_FDE_{suffix}", env, (int, type(None))) for suffix, field in fields.items()
+    }
+    return {field: value for field, value in declared.items() if value is not None}
 
 
 def wing_pq_min(env: Env = None) -> int | None:

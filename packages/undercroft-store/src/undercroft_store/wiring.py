@@ -26,7 +26,7 @@ from undercroft_config.values import Admission
 
 from undercroft_store.integrity.tokens import token_leg
 from undercroft_store.integrity.verify import verify_vault
-from undercroft_store.kernel import seams, snapshot_table, tier_tables, token_codebook, token_table
+from undercroft_store.kernel import fde_tables, seams, snapshot_table, tier_tables, token_codebook, token_table
 from undercroft_store.kernel._internal.governance import has_per_handle
 from undercroft_store.kernel.trust import reseal_trust_rows
 from undercroft_store.memory.kg.rotation import RESEAL_HOOKS
@@ -98,14 +98,26 @@ def _tiers() -> ModuleType:
     return integrity
 
 
+def _fde() -> ModuleType:
+    from undercroft_store.search.tiers import fde_integrity  # the FDE tier's legs: verify, repair, rotation
+
+    return fde_integrity
+
+
 def _tier_leg(context: VaultContext, rows: list[AuditRow]) -> list[str]:
-    found: list[str] = _tiers().tier_leg(context, rows)
+    # One leg for every candidate tier stored at rest: the PQ tables' findings, then the FDE tables'.
+    found: list[str] = _tiers().tier_leg(context, rows) + _fde().fde_findings(context)
     return found
 
 
 def _rebuild_tier(context: VaultContext) -> str | None:
-    line: str | None = _tiers().rebuild_tier(context)
-    return line
+    lines = [line for line in (_tiers().rebuild_tier(context), _fde().rebuild_fde(context)) if line is not None]
+    return "; ".join(lines) if lines else None
+
+
+def _drop_fde_on_rotation(rekeying: seams.Rekeying) -> list[tuple[str, bytes]]:
+    dropped: list[tuple[str, bytes]] = _fde().drop_on_rotation(rekeying)
+    return dropped
 
 
 def _drop_tier_on_rotation(rekeying: seams.Rekeying) -> list[tuple[str, bytes]]:
@@ -129,6 +141,7 @@ for _table, _hook in {
     "admission_queue": _reseal_queue_rows,
     "wing_trust": reseal_trust_rows,
     **dict.fromkeys(tier_tables.TIER_TABLES, _drop_tier_on_rotation),  # derived: dropped, rebuilt under the new keys
+    **dict.fromkeys(fde_tables.FDE_TABLES, _drop_fde_on_rotation),  # derived as well: dropped, rebuilt
     snapshot_table.SNAPSHOT_TABLE: snapshot_table.drop_on_rotation,  # derived: dropped, rebuilt at the next open
     token_table.TOKEN_TABLE: token_table.reseal_on_rotation,  # re-sealed: a matrix costs a model forward
     token_codebook.CODEBOOK_TABLE: token_codebook.reseal_on_rotation,  # re-sealed: its PQ rows decode against it

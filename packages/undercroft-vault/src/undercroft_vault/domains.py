@@ -41,6 +41,7 @@ class DomainKind(IntEnum):
     LABEL_NAMES = 12
     SURFACE_META = 13
     SEARCH_SNAPSHOT = 14
+    FDE_ARTIFACT = 20  # the gap's top: another branch's kinds count up from 15
     KG_WINDOW = 21  # a gap left on purpose: kinds another branch adds meanwhile take 15..20, never this byte
 
 
@@ -75,6 +76,12 @@ class Domain:
     def pq_artifact(cls, path: str) -> Domain:
         """``pqrow/{path}/pq`` — a PQ code row, page or codebook; `path` names it within the index."""
         return cls(DomainKind.PQ_ARTIFACT, "pqrow/" + _component(path, "PQ artifact path") + "/pq")
+
+    @classmethod
+    def fde_artifact(cls, path: str) -> Domain:
+        """``fdeparam/{path}/fde`` — an FDE tier artifact (the encoder's persisted parameters of one generation);
+        `path` names it within the tier. The rows themselves are `fde_tokens`."""
+        return cls(DomainKind.FDE_ARTIFACT, "fdeparam/" + _component(path, "FDE artifact path") + "/fde")
 
     @classmethod
     def kg_object(cls, fact_id: str) -> Domain:

@@ -70,6 +70,7 @@ def main() -> None:
         "embedding": Domain.embedding("drawer-1"),
         "tokens": Domain.tokens("drawer-1"),
         "fde_tokens": Domain.fde_tokens("drawer-1"),
+        "fde_artifact": Domain.fde_artifact("g1/params"),
         "pq_artifact": Domain.pq_artifact("wing-a/0"),
         "kg_object": Domain.kg_object("fact-1"),
         "kg_terms": Domain.kg_terms("fact-1"),

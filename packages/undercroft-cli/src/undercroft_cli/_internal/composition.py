@@ -2,8 +2,8 @@
 
 `BUILD` is the one declared fact of which components this program ships, derived from the factories wired
 here (the hash embedder always; the onnx and ort embedders when their distributions are installed; the served
-http embedder and the tier-2 admission advisor through undercroft_llm, ``_internal/served.py``; the pq and hnsw
-candidate tiers), so a later issue that wires a reranker, the fde tier or a remote index flips it by adding the
+http embedder and the tier-2 admission advisor through undercroft_llm, ``_internal/served.py``; the pq, hnsw and
+fde candidate tiers), so a later issue that wires a reranker or a remote index flips it by adding the
 factory. A model distribution is found with ``find_spec`` (nothing of it runs) and imported only
 inside its factory, when the declaration asks for it: ``import undercroft_cli.main`` never loads
 onnxruntime, and the store never imports a model distribution — it receives the object built here. `start_up` runs
@@ -118,8 +118,9 @@ _RERANKERS: Final[Mapping[Capability, tuple[str, str]]] = {
     if _installed(distribution)
 }
 
-#: The candidate tiers the store's searcher builds (`undercroft_store.search.tiers`); fde is not built yet.
-_RETRIEVAL_TIERS: Final = (Capability.RETRIEVAL_PQ, Capability.RETRIEVAL_HNSW)
+#: The candidate tiers the store's searcher builds (`undercroft_store.search.tiers`); fde also needs a ColBERT
+#: encoder declared (UNDERCROFT_RERANKER=colbert|colbert-ort): start-up refuses it alone (`undercroft_config.check`).
+_RETRIEVAL_TIERS: Final = (Capability.RETRIEVAL_PQ, Capability.RETRIEVAL_HNSW, Capability.RETRIEVAL_FDE)
 
 #: The remote-index backends `open_mirror` builds (undercroft_index). Milvus and pgvector need their
 #: client (the undercroft-index ``milvus`` / ``pgvector`` extras): wired only when it is installed.
@@ -140,8 +141,7 @@ _TELEMETRY: Final = (
 #: The served-model roles beside the embedders: the tier-2 admission advisor (`served.build_advisor`).
 _SERVED_ROLES: Final = (Capability.ADMISSION_ADVISOR,)
 
-#: What this build has: every component wired above. The fde tier is not wired yet, so declaring it refuses
-#: at start.
+#: What this build has: every component wired above.
 BUILD: Final = Build.of([*_EMBEDDERS, *_RERANKERS, *_RETRIEVAL_TIERS, *_INDEXES, *_SERVED_ROLES, *_TELEMETRY])
 
 

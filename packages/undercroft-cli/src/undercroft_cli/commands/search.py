@@ -173,9 +173,9 @@ def search_command(
         with open_mirror(backend, vault) as mirror, open_reader(vault) as store:
             result = Searcher.from_settings(store, store.embedder, mirror=mirror).search(request)
     else:
-        # The pq tier keeps its sealed code rows in the vault: a writable handle persists what it builds, so the
-        # next search loads the codes instead of training again (a read-only one builds in RAM only).
-        opened = open_store(vault) if str(settings.retrieval()) == "pq" else open_reader(vault)
+        # The pq and fde tiers keep their sealed rows in the vault: a writable handle persists what it builds, so
+        # the next search loads them instead of training or encoding again (a read-only one builds in RAM only).
+        opened = open_store(vault) if str(settings.retrieval()) in ("pq", "fde") else open_reader(vault)
         with opened as store:
             result = Searcher.from_settings(store, store.embedder).search(request)
     if as_json:

@@ -84,7 +84,9 @@ SEALED_DOMAINS: Final[dict[DomainKind, str | None]] = {
     DomainKind.CONTENT: "drawers.content",
     DomainKind.EMBEDDING: "drawers.embedding",
     DomainKind.TOKENS: None,
-    DomainKind.FDE_TOKENS: None,
+    # Derived, never re-sealed: search.tiers.fde_integrity.drop_on_rotation drops both FDE tables' blobs.
+    DomainKind.FDE_TOKENS: "tier_fde_rows.blob",
+    DomainKind.FDE_ARTIFACT: "tier_fde_meta.blob",
     # Derived, never re-sealed: search.tiers.integrity.drop_on_rotation (wired in undercroft_store.wiring) drops
     # both tables' rows in the rotation's transaction; the next search rebuilds them under the new keys.
     DomainKind.PQ_ARTIFACT: "tier_pq_meta.blob, tier_pq_rows.blob",

@@ -49,6 +49,7 @@ from undercroft_store.kernel._internal.write_decision import (
     is_unchanged,
     stored_rows,
 )
+from undercroft_store.kernel.fde_tables import drop_for as drop_fde_rows
 from undercroft_store.kernel.screening import Bypass, BypassReason, Screen, Screening
 from undercroft_store.kernel.seams import Diverted, write_screen
 from undercroft_store.kernel.snapshot_table import drop_rows as drop_search_snapshot
@@ -340,6 +341,7 @@ def _upsert(context: VaultContext, items: list[_Prepared]) -> dict[str, int]:
     seqs = _seqs(context, [i.drawer.id for i in items])
     # A rewritten drawer's old matrix never outlives its old text: replaced by the new one, or dropped.
     drop_token_rows(connection, [seqs[i.drawer.id] for i in items if i.tokens is None])
+    drop_fde_rows(connection, [seqs[i.drawer.id] for i in items])  # so is its FDE row (the tier encodes anew)
     matrices = [(seqs[i.drawer.id], i.drawer.id, i.tokens) for i in items if i.tokens is not None]
     envelope = Envelope(context)
     # Read under the write lock: a matrix is coded against the codebook the vault holds as it commits.
@@ -646,6 +648,7 @@ def _delete_rows(context: VaultContext, wanted: Sequence[str], at: str, *, allow
         tombstone = compute_tag(context.keys, label, at.encode("ascii"), bytes(row[2]))
         connection.execute("DELETE FROM drawers WHERE id = ?", (drawer_id,))
         drop_token_rows(connection, [int(row[0])])  # the matrix is derived from the content: gone with it
+        drop_fde_rows(connection, [int(row[0])])  # and so is the FDE row encoded from that matrix
         if not context.sealed:
             connection.execute("DELETE FROM drawers_fts WHERE rowid = ?", (int(row[0]),))
         connection.execute(

@@ -54,7 +54,8 @@ from undercroft_store.search.request import SearchRequest
 from undercroft_store.search.rescore import CrossEncoderRescore
 from undercroft_store.search.scope import TrustPolicy, resolve_scope
 from undercroft_store.search.selection import cap_rooms, page
-from undercroft_store.search.tiers import HnswTier, ScaledTier, TierOptions, scaled_tier
+from undercroft_store.search.tiers import FdeOptions, FdeTier, HnswTier, ScaledTier, TierOptions, scaled_tier
+from undercroft_store.search.tiers.fde import NEEDS_COLBERT
 from undercroft_store.search.tiers.remote import RemoteTier
 from undercroft_store.search.trace import SearchTrace
 from undercroft_store.store import VaultStore
@@ -109,6 +110,7 @@ class Searcher:
         clock: Callable[[], datetime] = _utc_now,
         retrieval: str | None = None,
         tier_options: TierOptions | None = None,
+        fde_options: FdeOptions | None = None,
         mirror: Mirror | None = None,
         rescore: CrossEncoderRescore | LateRescore | None = None,
     ) -> None:
@@ -119,7 +121,8 @@ class Searcher:
         ``trust`` then contributes only its vault floor. ``fts_prefilter_min`` (None: off): on an hmac-only
         vault, an unpinned search whose population exceeds it draws its lexical joiners from the FTS5 index
         (`search.fts`) instead of the RAM postings. ``retrieval`` names the candidate tier (`search.tiers`:
-        ``pq`` or ``hnsw``; None: the full scan). ``mirror`` (injected by the composition root) makes every
+        ``pq``, ``hnsw`` or ``fde``, which needs a late encoder attached to ``store``; None: the full scan);
+        ``fde_options`` the FDE tier's first-build shape. ``mirror`` (injected by the composition root) makes every
         search draw its candidate ids from that remote mirror instead (`search.tiers.remote`): the mirror must
         exist and hold this vault's embedding space, or the search refuses (`MirrorUnavailable`). ``rescore``
         re-orders the top of the fused ranking with a cross-encoder (`search.rescore`) or by MaxSim over the
@@ -143,7 +146,9 @@ class Searcher:
         self._clock = clock
         self.cache = EmbeddingCache()
         #: The scaled candidate tier (None: the full scan over `cache`).
-        self.tier: ScaledTier | None = scaled_tier(retrieval, tier_options)
+        self.tier: ScaledTier | None = scaled_tier(retrieval, tier_options, fde_options)
+        if isinstance(self.tier, FdeTier) and store.late_encoder is None:
+            raise InvalidSearch(NEEDS_COLBERT)
         self.lexicon = Lexicon()
         self._scopes = ScopeMemo(store)
         self._analysis = AnalysisMemo()  # entities and time mentions: once per drawer, not once per hit
@@ -200,12 +205,14 @@ class Searcher:
                 nprobe=settings.ivf_nprobe(env),
                 train_source_cap=settings.train_source_cap(env),
             ),
+            fde_options=FdeOptions(**settings.fde_parameters(env)),
             mirror=mirror,
             rescore=_rescore_stage(store, env),
         )
 
-    def _drawing_tier(self) -> tuple[NDArray[np.int64], CandidateTier]:
-        """Every live seq and the tier that draws this search's candidates, brought to the store's generation."""
+    def _drawing_tier(self) -> tuple[NDArray[np.int64], CandidateTier | FdeTier]:
+        """Every live seq and the tier that draws this search's candidates, brought to the store's generation
+        (the FDE tier still to be bound to the search's query: `FdeTier.for_query`)."""
         scaled = self.tier
         if scaled is None:
             if not self.snapshot.tried and self._mirror is None:
@@ -403,7 +410,9 @@ class Searcher:
         trace.mark("scope")
         tier: CandidateTier
         if self._mirror is None:
-            seqs, tier = self._drawing_tier()
+            seqs, drawing = self._drawing_tier()
+            # The FDE tier draws by the query's token matrix: encoded once, bound to this search.
+            tier = drawing.for_query(request.query) if isinstance(drawing, FdeTier) else drawing
         else:  # candidate ids from the mirror; every other step is the local pipeline's
             # The postings the lexical joiners read span every live row, as the scan's do (never one scope's).
             seqs = self._scopes.scope_seqs(include_quarantine=True)
