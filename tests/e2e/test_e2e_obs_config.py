@@ -279,7 +279,7 @@ def test_scenario_g_a_corrupted_drawer_pages_through_alertmanager(stack: dict[st
     assert not [a for a in _prometheus_json(f"{prom}/api/v1/alerts")["alerts"] if a["state"] == "firing"]
     with httpx.Client(base_url=engine.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as client:
         drawer = client.post(
-            "/v1/vaults/default/drawers", json={"text": "the vault door code is 4471", "wing": "ops"}
+            "/v1/vaults/default/drawers", json={"text": "the vault door code is plover-quince", "wing": "ops"}
         ).json()["id"]
         with sqlite3.connect(stack["home"] / "vaults" / "default" / "vault.db") as connection:
             connection.execute("UPDATE drawers SET tag = zeroblob(32) WHERE id = ?", (drawer,))
@@ -295,4 +295,4 @@ def test_scenario_g_a_corrupted_drawer_pages_through_alertmanager(stack: dict[st
     assert labels["severity"] == "critical" and labels["instance"] == f"127.0.0.1:{engine.port}"
     assert delivered[0]["annotations"]["runbook_url"].endswith("#tamper-runbook")
     # Nothing of the drawer reached Prometheus's view of it, nor the page.
-    assert "4471" not in json.dumps(sink.deliveries) and drawer not in json.dumps(sink.deliveries)
+    assert "plover-quince" not in json.dumps(sink.deliveries) and drawer not in json.dumps(sink.deliveries)
