@@ -166,3 +166,32 @@ def test_a_run_past_its_timeout_is_killed_with_what_it_spawned(tmp_path: pathlib
         assert code == 0 and "1 passed" in output  # the worker serves on after a timeout
     finally:
         worker.close()
+
+
+class _StallingWorker:
+    """A stand-in worker whose first runs time out (a stalled fork), then answer ``code``."""
+
+    def __init__(self, tree: pathlib.Path, stalls: int, code: int) -> None:
+        self.tree, self.stalls, self.code, self.timeouts = tree, stalls, code, []
+
+    def pytest(self, args: list[str], timeout: float) -> tuple[int | None, str]:
+        self.timeouts.append(timeout)
+        if len(self.timeouts) <= self.stalls:
+            return None, ""
+        return self.code, "1 failed"
+
+
+@pytest.mark.parametrize(("stalls", "code", "caught"), [(1, 0, False), (1, 1, True), (2, 0, True)])
+def test_a_first_run_that_times_out_is_run_again_under_the_full_ceiling(
+    tmp_path: pathlib.Path, stalls: int, code: int, caught: bool
+) -> None:
+    # A stall followed by a passing run is a SURVIVOR (not a catch by timeout); two timeouts are a hang, caught.
+    (tmp_path / "target.py").write_text("VALUE = 1\n", encoding="utf-8")
+    mutation = gate.Mutation(
+        id="m", file="target.py", original="VALUE = 1", replacement="VALUE = 2", tests=("t.py",), why="w"
+    )
+    worker = _StallingWorker(tmp_path, stalls, code)
+    outcome = gate.run_one(worker, mutation)  # type: ignore[arg-type]
+    assert outcome.caught is caught
+    assert worker.timeouts == [gate.FIRST_TIMEOUT_SECONDS, gate.TIMEOUT_SECONDS][: min(stalls + 1, 2)]
+    assert (tmp_path / "target.py").read_text(encoding="utf-8") == "VALUE = 1\n"  # restored either way

@@ -28,6 +28,7 @@ from undercroft_store.integrity.repair import repair_vault
 from undercroft_store.integrity.rotation import rotate_vault
 from undercroft_store.kernel import fde_tables as tables
 from undercroft_store.search import InvalidSearch, Searcher, SearchRequest, plan_pool
+from undercroft_store.search.candidates import PoolPlan
 from undercroft_store.search.tiers import FdeOptions, FdeTier
 
 from .conftest import appended_drawer
@@ -36,7 +37,7 @@ pytestmark = pytest.mark.legacy_ids  # drawers are built with core's public-reci
 
 EMBEDDER = HashEmbedder()
 SIZE = 600  # above the hydration size (256): stage 1 really draws
-OPTIONS = FdeOptions(repetitions=4, bits=2, projection=4, seed=7)  # 64-wide FDEs: cheap
+OPTIONS = FdeOptions(repetitions=4, bits=2, projection=4, seed=7, pq_min=None)  # 64-wide float FDEs: cheap
 WINGS = ("alpha", "beta", "gamma")
 _WORDS = [f"{a}{b}{c}" for a in "bcdfgk" for b in "aeiou" for c in "lmnrst"]
 NEEDLES = {
@@ -174,6 +175,8 @@ def test_fde_returns_what_the_full_scan_returns_for_needles(tmp_path: Path, leve
         assert tier.generation == 1 and len(tier.rows()) == SIZE and tier.bare == frozenset()
         assert tier.parameters is not None and tier.parameters.output_dimension == 64
         assert store.verify().ok and store.verify().index_tier == []
+        stats = store.stats()
+        assert stats.fde_generation == 1 and "fde tier:       parameter generation 1" in stats.render()
 
 
 def test_sealed_tables_hold_no_plaintext_derived_bytes(sealed: tuple[Path, VaultStore]) -> None:
@@ -345,3 +348,104 @@ def test_a_failed_query_encoding_ranks_the_scope_exactly(sealed: tuple[Path, Vau
     assert [hit.id for hit in searcher.search(request).hits] == [hit.id for hit in full.search(request).hits]
     assert _fde(searcher).exact_fallbacks == 1 and store.late_encoder is not None
     assert store.late_encoder.late_failures == 1  # counted by the role, never raised into the search
+
+
+# --- compression in RAM: PQ codes above UNDERCROFT_FDE_PQ_MIN, IVF above UNDERCROFT_FDE_IVF_MIN ---------------
+
+
+def _compressed(ivf_min: int | None = None, nprobe: int | None = None) -> FdeOptions:
+    return FdeOptions(repetitions=4, bits=2, projection=4, seed=7, pq_min=256, ivf_min=ivf_min, nprobe=nprobe)
+
+
+def _codes_of_scratch(store: VaultStore, tier: FdeTier) -> dict[int, bytes]:
+    """The tier's own codebook applied to a from-scratch encoding of every live drawer's matrix."""
+    book = tier.codebook
+    assert book is not None
+    scratch = _from_scratch(store, tier)
+    order = sorted(scratch)
+    floats = np.stack([np.frombuffer(scratch[seq], dtype=np.float32) for seq in order])
+    return {seq: code.tobytes() for seq, code in zip(order, book.encode(floats), strict=True)}
+
+
+@pytest.mark.parametrize("ivf_min", [None, 100], ids=["pq", "ivf"])
+def test_the_compressed_tier_keeps_codes_only_and_still_finds_every_needle(
+    sealed: tuple[Path, VaultStore], ivf_min: int | None
+) -> None:
+    _, store = sealed
+    searcher = Searcher(store, EMBEDDER, retrieval="fde", fde_options=_compressed(ivf_min))
+    floats = Searcher(store, EMBEDDER, retrieval="fde", fde_options=OPTIONS)
+    full = Searcher(store, EMBEDDER)
+    for index, (wing, room, text) in NEEDLES.items():
+        for scope in ({}, {"wing": wing}, {"wing": wing, "room": room}):
+            hits = [hit.id for hit in searcher.search(SearchRequest(text, limit=5, **scope)).hits]
+            assert hits[0] == _id(index) == full.search(SearchRequest(text, limit=5, **scope)).hits[0].id
+    floats.search(SearchRequest("anything", limit=5))
+    tier = _fde(searcher)
+    assert tier.rows() == {} and len(tier.codes()) == SIZE and tier.trainings == 1
+    assert tier.codebook is not None and tier.codebook.nlist == (1 if ivf_min is None else 25)  # ⌈√600⌉
+    book_bytes = tier.codebook.centroids.nbytes + tier.codebook.codebook.nbytes
+    assert tier.ram_bytes() - book_bytes < _fde(floats).ram_bytes() / 2  # 32 B of code + 8 of id against 256 B
+    assert tier.codes() == _codes_of_scratch(store, tier)
+
+
+@pytest.mark.parametrize("change", [_update, _delete, _forget, _append], ids=["update", "delete", "forget", "append"])
+def test_every_write_path_keeps_the_codes_equal_to_a_from_scratch_build(
+    sealed: tuple[Path, VaultStore], change: Callable[[VaultStore], None]
+) -> None:
+    root, store = sealed
+    searcher = Searcher(store, EMBEDDER, retrieval="fde", fde_options=_compressed(ivf_min=100))
+    searcher.search(SearchRequest("anything at all", limit=5))
+    before = _fde(searcher).codes()
+    change(store)
+    searcher.search(SearchRequest("anything at all", limit=5))
+    tier = _fde(searcher)
+    assert tier.codes() != before and tier.trainings == 1  # coded with the codebook in hand, not retrained
+    assert tier.codes() == _codes_of_scratch(store, tier)  # no code left of a deleted or rewritten drawer
+    assert _on_disk(root) == _from_scratch(store, tier)  # the floats at rest are still the whole truth
+
+
+def test_the_codebook_is_trained_again_once_the_coded_population_doubles(tmp_path: Path) -> None:
+    with Palace(tmp_path) as palace:
+        palace.create_vault("v", level="sealed")
+        with _open(palace) as store:
+            store.write(_corpus(0, 300), screening=Screen())
+            searcher = Searcher(store, EMBEDDER, retrieval="fde", fde_options=_compressed())
+            searcher.search(SearchRequest("quokka", limit=5))
+            tier = _fde(searcher)
+            assert tier.trainings == 1 and len(tier.codes()) == 300
+            store.write(_corpus(300, 599), screening=Screen())
+            searcher.search(SearchRequest("quokka", limit=5))
+            assert tier.trainings == 1 and len(tier.codes()) == 599  # 599 < 2 × 300: added with the old codebook
+            store.write(_corpus(599, 600), screening=Screen())
+            hits = searcher.search(SearchRequest("walnut orchard harvest ledger", limit=5)).hits
+            assert tier.trainings == 2 and len(tier.codes()) == 600 and tier.rows() == {}
+            assert tier.codes() == _codes_of_scratch(store, tier) and hits[0].id == _id(552)
+
+
+def test_a_scoped_draw_probing_one_list_is_never_starved(sealed: tuple[Path, VaultStore]) -> None:
+    # One probed list of 25 holds ~24 codes, a third of them in the wing: far short of a 100-wide stage 1, so
+    # every list is probed again and the draw is as wide as planned, the wing's needle in it wherever its list is.
+    _, store = sealed
+    searcher = Searcher(store, EMBEDDER, retrieval="fde", fde_options=_compressed(ivf_min=100, nprobe=1))
+    searcher.search(SearchRequest("anything", limit=5))
+    tier = _fde(searcher)
+    assert tier.codebook is not None and tier.codebook.nlist == 25
+    plan = PoolPlan(stage_one=100, hydrate=20, exact=False)
+    for index, (wing, _, text) in NEEDLES.items():
+        scope = store.scope_seqs(wing=wing)
+        drawn = tier.for_query(text).candidates(EMBEDDER.embed([text])[0], scope, plan)
+        assert drawn.stage_one == 100 and np.isin(drawn.seqs, scope).all()
+        assert _id(index) in [drawer.id for drawer in store.hydrate_many(drawn.seqs.tolist()).values()], wing
+
+
+def test_the_declared_compression_reaches_the_tier(sealed: tuple[Path, VaultStore]) -> None:
+    _, store = sealed
+    env = {"UNDERCROFT_RETRIEVAL": "fde", "UNDERCROFT_FDE_PQ_MIN": "300", "UNDERCROFT_FDE_IVF_MIN": "100"}
+    searcher = Searcher.from_settings(store, EMBEDDER, env={**env, "UNDERCROFT_FDE_NPROBE": "3"})
+    assert (_fde(searcher).options.pq_min, _fde(searcher).options.ivf_min, _fde(searcher).options.nprobe) == (
+        300,
+        100,
+        3,
+    )
+    default = _fde(Searcher.from_settings(store, EMBEDDER, env={"UNDERCROFT_RETRIEVAL": "fde"})).options
+    assert (default.pq_min, default.ivf_min, default.nprobe) == (256, None, None)

@@ -38,6 +38,7 @@ __all__ = [
     "audit_ceiling",
     "embed_endpoint",
     "embedder",
+    "fde_compression",
     "fde_parameters",
     "force_embedder",
     "fts_prefilter_min",
@@ -175,6 +176,16 @@ def fde_parameters(env: Env = None) -> dict[str, int]:
         field: _typed(f"UNDERCROFT_FDE_{suffix}", env, (int, type(None))) for suffix, field in fields.items()
     }
     return {field: value for field, value in declared.items() if value is not None}
+
+
+def fde_compression(env: Env = None) -> dict[str, int | None]:
+    """The declared ``UNDERCROFT_FDE_PQ_MIN`` (default 256), ``_FDE_IVF_MIN`` (off: None) and ``_FDE_NPROBE``
+    (None: the engine's own, max(8, nlist/4)) as the FDE tier's option names (pq_min, ivf_min, nprobe)."""
+    return {
+        "pq_min": _typed("UNDERCROFT_FDE_PQ_MIN", env, int),
+        "ivf_min": _typed("UNDERCROFT_FDE_IVF_MIN", env, (int, type(None))),
+        "nprobe": _typed("UNDERCROFT_FDE_NPROBE", env, (int, type(None))),
+    }
 
 
 def wing_pq_min(env: Env = None) -> int | None:

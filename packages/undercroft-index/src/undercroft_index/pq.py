@@ -5,7 +5,9 @@ below the IVF threshold, i.e. flat PQ) and the PQ sub-quantiser codebook. Both s
 caller can seal each under its own domain; this module never touches storage or keys. `Codebook.encode`
 turns vectors into self-contained codes (the list number and the PQ code of the residual, faiss's standalone
 code layout), and `ProbeIndex` is the searchable RAM form: codes grouped by inverted list, each tagged by the
-caller's int64 id. Ranking is by squared L2 distance, which orders unit vectors exactly as cosine does.
+caller's int64 id. Ranking is by squared L2 distance, which orders unit vectors exactly as cosine does; a
+codebook trained with ``inner_product=True`` ranks by inner product instead (the FDE tier's vectors are not unit:
+their dot product is what approximates MaxSim).
 
 The index is an accelerator only: it proposes ids, and the caller re-scores every proposal exactly.
 """
@@ -58,11 +60,12 @@ def load_faiss() -> Any:
     return faiss
 
 
-def subquantizers(dimension: int) -> int:
-    """The sub-quantiser count: the largest divisor of ``dimension`` at most 48 (48 B/vector for 384-d)."""
-    if dimension < 1:
-        raise IndexRefused(f"dimension must be positive, got {dimension}")
-    return max(m for m in range(1, min(_TARGET_BYTES, dimension) + 1) if dimension % m == 0)
+def subquantizers(dimension: int, code_bytes: int = _TARGET_BYTES) -> int:
+    """The sub-quantiser count: the largest divisor of ``dimension`` at most ``code_bytes`` (48 B/vector for
+    384-d by default)."""
+    if dimension < 1 or code_bytes < 1:
+        raise IndexRefused(f"dimension and code bytes must be positive, got {dimension} and {code_bytes}")
+    return max(m for m in range(1, min(code_bytes, dimension) + 1) if dimension % m == 0)
 
 
 def ivf_lists(population: int, ivf_min: int) -> int:
@@ -81,9 +84,11 @@ def _as_rows(vectors: NDArray[np.float32], dimension: int) -> NDArray[np.float32
     return array
 
 
-def _empty_index(dimension: int, nlist: int, m: int) -> faiss.IndexIVFPQ:
-    quantizer = load_faiss().IndexFlatL2(dimension)
-    index: faiss.IndexIVFPQ = load_faiss().IndexIVFPQ(quantizer, dimension, nlist, m, PQ_BITS)
+def _empty_index(dimension: int, nlist: int, m: int, inner_product: bool = False) -> faiss.IndexIVFPQ:
+    library = load_faiss()
+    quantizer = library.IndexFlatIP(dimension) if inner_product else library.IndexFlatL2(dimension)
+    metric = library.METRIC_INNER_PRODUCT if inner_product else library.METRIC_L2
+    index: faiss.IndexIVFPQ = library.IndexIVFPQ(quantizer, dimension, nlist, m, PQ_BITS, metric)
     index.cp.niter = _ITERATIONS
     index.cp.seed = _SEED
     index.pq.cp.niter = _ITERATIONS
@@ -101,6 +106,7 @@ class Codebook:
     dimension: int
     centroids: NDArray[np.float32]
     codebook: NDArray[np.float32]
+    inner_product: bool = False  # rank by inner product (largest first) instead of L2 distance
 
     @property
     def nlist(self) -> int:
@@ -151,7 +157,7 @@ class Codebook:
         return cls(dimension=dimension, centroids=coarse, codebook=fine)
 
     def _index(self) -> faiss.IndexIVFPQ:
-        index = _empty_index(self.dimension, self.nlist, self.subquantizers)
+        index = _empty_index(self.dimension, self.nlist, self.subquantizers, self.inner_product)
         index.quantizer.add(self.centroids)
         load_faiss().copy_array_to_vector(self.codebook.ravel(), index.pq.centroids)
         index.is_trained = True
@@ -173,21 +179,25 @@ class Codebook:
         return probe
 
 
-def train_codebook(sample: NDArray[np.float32], *, nlist: int) -> Codebook:
-    """Train coarse centroids and the PQ codebook on ``sample`` (needs at least 256 and ``nlist`` rows)."""
+def train_codebook(
+    sample: NDArray[np.float32], *, nlist: int, inner_product: bool = False, code_bytes: int = _TARGET_BYTES
+) -> Codebook:
+    """Train coarse centroids and the PQ codebook on ``sample`` (needs at least 256 and ``nlist`` rows);
+    ``inner_product`` makes every index of the codebook rank by inner product; ``code_bytes`` bounds the PQ code
+    (the sub-quantiser count: the largest divisor of the dimension at most this)."""
     rows = _as_rows(sample, sample.shape[1] if sample.ndim == 2 else -1)
     dimension = rows.shape[1]
     if len(rows) < (1 << PQ_BITS) or len(rows) < nlist:
         raise IndexRefused(f"training needs at least {max(1 << PQ_BITS, nlist)} vectors, got {len(rows)}")
-    index = _empty_index(dimension, nlist, subquantizers(dimension))
+    m = subquantizers(dimension, code_bytes)
+    index = _empty_index(dimension, nlist, m, inner_product)
     index.verbose = False
     index.train(rows)
     centroids = index.quantizer.reconstruct_n(0, nlist).astype(np.float32)
-    m = subquantizers(dimension)
     codebook = (
         load_faiss().vector_to_array(index.pq.centroids).astype(np.float32).reshape(m, 1 << PQ_BITS, dimension // m)
     )
-    return Codebook(dimension=dimension, centroids=centroids, codebook=codebook)
+    return Codebook(dimension=dimension, centroids=centroids, codebook=codebook, inner_product=inner_product)
 
 
 class ProbeIndex:
@@ -249,7 +259,8 @@ class ProbeIndex:
     def search(
         self, query: NDArray[np.float32], k: int, *, nprobe: int, within: NDArray[np.int64] | None = None
     ) -> NDArray[np.int64]:
-        """Up to ``k`` ids nearest ``query`` in the ``nprobe`` nearest lists (only ``within``, when given)."""
+        """Up to ``k`` ids nearest ``query`` (largest inner product, for such a codebook) in the ``nprobe``
+        nearest lists, best first (only ``within``, when given)."""
         if k < 1 or self.size == 0:
             return np.zeros(0, dtype=np.int64)
         vector = _as_rows(query.reshape(1, -1), int(self._index.d))

@@ -8,6 +8,7 @@ from typing import Any
 from undercroft_config import settings
 from undercroft_core.vocabulary import QUARANTINE_WING
 
+from undercroft_store.kernel import fde_tables
 from undercroft_store.kernel._internal.chain_append import committed_head
 from undercroft_store.kernel._internal.context import VaultContext
 from undercroft_store.kernel._internal.heals import recorded_heals
@@ -81,6 +82,7 @@ class VaultStats:
     late_failures: int = 0
     token_matrices: int = 0  # the late stage's stored matrices (`kernel.token_table`; 0: the stage never ran)
     token_codebook_generation: int | None = None  # their PQ codebook's generation (None: none trained)
+    fde_generation: int | None = None  # the FDE tier's parameter generation at rest (None: no tier stored)
 
     def taxonomy(self) -> dict[str, dict[str, int]]:
         """Wing → room → drawers, from the ``wing/room`` counts (the quarantine wing's rooms excluded)."""
@@ -123,6 +125,8 @@ class VaultStats:
         lines += [f"  {line}" for line in self.unhealed]
         if self.index_generation is not None:
             lines.append(f"index tier:     pq codebook generation {self.index_generation}")
+        if self.fde_generation is not None:
+            lines.append(f"fde tier:       parameter generation {self.fde_generation}")
         lines.append(f"heals logged:   {len(self.heals)}")
         lines += [f"  {line}" for line in self.heals]
         return "\n".join(lines)
@@ -151,6 +155,7 @@ def vault_stats(context: VaultContext, unhealed: list[str]) -> VaultStats:
         index_generation = _index_generation(context)
         token_matrices = count_rows(connection)
         token_codebook_generation = read_token_generation(connection)
+        fde_generation = fde_tables.read_generation(connection)
     finally:
         connection.execute("COMMIT")
     drawers = sum(wings.values()) + quarantined
@@ -181,6 +186,7 @@ def vault_stats(context: VaultContext, unhealed: list[str]) -> VaultStats:
         late_failures=_late_failures(context),
         token_matrices=token_matrices,
         token_codebook_generation=token_codebook_generation,
+        fde_generation=fde_generation,
     )
 
 

@@ -62,6 +62,8 @@ def sample_of(session: ToolSession) -> dict[str, Any]:
         obs.set_gauge(names.CODEBOOK_GENERATION_PQ_CODEBOOK, stats.index_generation, vault=stats.vault)
     if stats.token_codebook_generation is not None:
         obs.set_gauge(names.CODEBOOK_GENERATION_TOK_CODEBOOK, stats.token_codebook_generation, vault=stats.vault)
+    if stats.fde_generation is not None:
+        obs.set_gauge(names.CODEBOOK_GENERATION_FDE_CODEBOOK, stats.fde_generation, vault=stats.vault)
     return {
         "ts": round(time.time(), 3),
         "vault": stats.vault,

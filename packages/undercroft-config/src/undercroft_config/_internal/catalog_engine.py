@@ -462,7 +462,7 @@ RETRIEVAL: tuple[Declaration, ...] = (
         "256",
         "an integer ≥ 1",
         D.WARN,
-        "FDE rows PQ-compressed above this many (not built yet: declared, ignored).",
+        "FDE rows PQ-compressed in RAM at or above this many (the tier trains its codebook from them).",
         p.integer(1),
         constant(256),
     ),
@@ -473,7 +473,7 @@ RETRIEVAL: tuple[Declaration, ...] = (
         "off",
         "an integer ≥ 1, or off",
         D.WARN,
-        "Opt-in inverted FDE tier above this many (not built yet: declared, ignored).",
+        "Opt-in inverted FDE tier (√N lists) at or above this many rows.",
         p.integer(1, off=True),
     ),
     declare(
@@ -483,7 +483,7 @@ RETRIEVAL: tuple[Declaration, ...] = (
         "max(8, nlist/4)",
         "an integer ≥ 1",
         D.WARN,
-        "FDE IVF lists probed per query (not built yet: declared, ignored).",
+        "FDE IVF lists probed per query (a scoped draw short of its pool probes every list).",
         p.integer(1),
     ),
     declare(

@@ -205,7 +205,7 @@ class Searcher:
                 nprobe=settings.ivf_nprobe(env),
                 train_source_cap=settings.train_source_cap(env),
             ),
-            fde_options=FdeOptions(**settings.fde_parameters(env)),
+            fde_options=FdeOptions(**settings.fde_parameters(env), **settings.fde_compression(env)),
             mirror=mirror,
             rescore=_rescore_stage(store, env),
         )

@@ -24,6 +24,17 @@ is kept in step by a diff of those marks whenever the store's generation moves; 
 (a rewrite or delete also drops the row at rest in its own transaction: `fde_tables.drop_for`). A row or
 the parameters failing their seal are never used: the drawer is encoded again in RAM, nothing is written over
 the evidence, verify names it (`fde_integrity`) until repair rebuilds.
+
+**Compression in RAM.** At or above ``UNDERCROFT_FDE_PQ_MIN`` encoded drawers (never below 256: a codebook
+needs that many to train) the handle trains an inner-product PQ codebook on the FDEs (`undercroft_index.pq`,
+evenly spaced by seq, at most ``_TRAIN_CAP`` of them), keeps only the codes (a byte per 16 floats: 160 B for
+the default 2,560-wide FDE instead of 10,240 B of floats) and draws stage 1 by asymmetric distance over them.
+Above ``UNDERCROFT_FDE_IVF_MIN`` (opt-in) the codes are grouped into ⌈√N⌉ inverted lists, ``UNDERCROFT_FDE_NPROBE``
+(default max(8, nlist/4)) probed per query, and a scoped draw that comes back short of its pool probes every
+list, so a declared scope is never starved. New drawers are coded with the codebook in hand; when the coded
+population has doubled since training, the handle reloads the rows at rest and trains again. The codebook is
+never persisted (rows at rest stay the sealed floats): it is derived state of one handle, and a stale or
+poisoned one can only change what is drawn, never what is returned.
 """
 
 from __future__ import annotations
@@ -37,6 +48,7 @@ from numpy.typing import NDArray
 from undercroft_core.errors import InvalidInput
 from undercroft_core.fde import FdeEncoder, FdeParameters
 from undercroft_core.model_roles import LateEncoder
+from undercroft_index.pq import Codebook, ProbeIndex, ivf_lists, train_codebook
 from undercroft_vault import Domain
 
 from undercroft_store.kernel import fde_tables as tables
@@ -61,20 +73,41 @@ NEEDS_COLBERT: Final = (
 )
 _ENCODE_BATCH: Final = 256
 _OPEN_BATCH: Final = 500
+#: The fewest rows a PQ codebook trains on (256 centroids per sub-quantiser): a lower FDE_PQ_MIN waits for it.
+_PQ_TRAIN_MIN: Final = 256
+#: Rows a codebook trains on at most (evenly spaced by seq), and how many FDEs are coded per faiss call.
+_TRAIN_CAP: Final = 16_384
+_CODE_BATCH: Final = 4_096
+#: FDE floats per byte of PQ code (16-wide sub-quantisers: 160 B for the default 2,560-wide FDE). Measured on
+#: 20k drawers (benchmarks/RESULTS.md): 40 B kept 23 % of the float draw, 160 B 52 %, 320 B 64 % at 4× the training.
+_FLOATS_PER_CODE_BYTE: Final = 16
+#: The coded population's growth (× the trained population) that makes the handle train again.
+_RETRAIN_GROWTH: Final = 2
+#: The encoder's own fields (the rest of `FdeOptions` shapes the RAM compression, never the encoding).
+_ENCODER_FIELDS: Final = ("repetitions", "bits", "projection", "seed")
 
 
 @dataclass(frozen=True, slots=True)
 class FdeOptions:
-    """The declared encoder shape (None: the encoder's own default); read on the first build only."""
+    """The declared encoder shape (None: the encoder's own default; read on the first build only) and the RAM
+    compression: PQ at or above ``pq_min`` rows (None: never), IVF at or above ``ivf_min`` (None: off), lists
+    probed ``nprobe`` (None: max(8, nlist/4))."""
 
     repetitions: int | None = None
     bits: int | None = None
     projection: int | None = None
     seed: int | None = None
+    pq_min: int | None = 256
+    ivf_min: int | None = None
+    nprobe: int | None = None
 
     def parameters(self, dimension: int) -> FdeParameters:
         """The parameters of a first build over ``dimension``-wide token vectors."""
-        declared = {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+        declared = {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name in _ENCODER_FIELDS and getattr(self, f.name) is not None
+        }
         return FdeParameters(dimension=dimension, **declared)
 
 
@@ -87,6 +120,9 @@ class _State:
     bare: set[int]  # seqs with no usable matrix: always drawn
     fresh_params: bool  # built in this handle: the parameters are not at rest yet
     matrix: tuple[NDArray[np.int64], NDArray[np.float32]] | None = None  # rows stacked by ascending seq
+    book: Codebook | None = None  # the RAM codebook (None: uncompressed; `rows` then holds every FDE)
+    coded: ProbeIndex | None = None  # the codes of every compressed drawer, by seq; `rows` holds the rest
+    trained_on: int = 0  # rows the codebook was trained over
 
 
 def _live(context: VaultContext) -> tuple[NDArray[np.int64], list[str], list[bytes], dict[int, bytes]]:
@@ -129,6 +165,8 @@ class FdeTier:
         #: Drawers encoded into an FDE over this object's life, and searches drawn exactly (a failed query).
         self.encoded = 0
         self.exact_fallbacks = 0
+        #: Codebooks this object has trained (each handle's compression is its own; never persisted).
+        self.trainings = 0
 
     @property
     def generation(self) -> int | None:
@@ -146,15 +184,30 @@ class FdeTier:
         return frozenset() if self._state is None else frozenset(self._state.bare)
 
     def rows(self) -> dict[int, NDArray[np.float32]]:
-        """``seq → FDE`` of every encoded drawer (what a from-scratch build must equal)."""
+        """``seq → FDE`` of every encoded drawer still in floats (all of them when uncompressed: what a
+        from-scratch build must equal)."""
         return {} if self._state is None else dict(self._state.rows)
 
+    @property
+    def codebook(self) -> Codebook | None:
+        """The RAM codebook in use (None: uncompressed)."""
+        return None if self._state is None else self._state.book
+
+    def codes(self) -> dict[int, bytes]:
+        """``seq → standalone PQ code`` of every compressed drawer (empty when uncompressed)."""
+        state = self._state
+        return {} if state is None or state.coded is None else state.coded.standalone_codes()
+
     def ram_bytes(self) -> int:
-        """RAM of the FDEs and their seqs (not the bounded exact-row cache)."""
+        """RAM of the FDEs or their codes, the codebook and the seqs (not the bounded exact-row cache)."""
         state = self._state
         if state is None:
             return 0
-        return sum(row.nbytes for row in state.rows.values()) + 8 * len(state.rows) + 16 * len(state.marks)
+        floats = sum(row.nbytes for row in state.rows.values()) + 8 * len(state.rows)
+        coded = 0
+        if state.coded is not None and state.book is not None:
+            coded = state.coded.code_bytes() + state.book.centroids.nbytes + state.book.codebook.nbytes
+        return floats + coded + 16 * len(state.marks)
 
     def clear(self) -> None:
         """Forget everything in RAM (a closed vault)."""
@@ -185,6 +238,12 @@ class FdeTier:
         if self._state is None:
             self._state = self._load(context, role, stored)
         self._sync(context, self._state, role, (seqs, ids, marks, blobs))
+        state = self._state
+        if state.coded is not None and state.coded.size + len(state.rows) >= _RETRAIN_GROWTH * state.trained_on:
+            # Grown past what the codebook saw: the floats again from rest (what rest lacks is encoded anew).
+            self._state = state = self._load(context, role, tables.read_generation(context.connection))
+            self._sync(context, state, role, (seqs, ids, marks, blobs))
+        self._compress(state)
         self._seen = generation
         self._stored_seen = tables.read_generation(context.connection)
         return self._seqs, self
@@ -253,6 +312,8 @@ class FdeTier:
             state.marks.pop(seq, None)
             state.rows.pop(seq, None)
             state.bare.discard(seq)
+        if state.coded is not None and (vanished or changed):
+            state.coded.remove(np.asarray(vanished + [seq for seq, _, _ in changed], dtype=np.int64))
         written: list[tuple[int, str, bytes]] = []
         if changed:
             matrices = self._matrices(context, role, state, [(seq, drawer_id) for seq, drawer_id, _ in changed], blobs)
@@ -335,6 +396,38 @@ class FdeTier:
             raise
         state.fresh_params = False
 
+    def _compress(self, state: _State) -> None:
+        """Code the FDEs still in floats: train a codebook first once there are enough, add to it after."""
+        pq_min = self.options.pq_min
+        if pq_min is None or not state.rows:
+            return
+        if state.coded is None:
+            population = len(state.rows)
+            if population < max(pq_min, _PQ_TRAIN_MIN):
+                return
+            order = sorted(state.rows)
+            step = max(1, -(-population // _TRAIN_CAP))
+            sample = np.stack([state.rows[seq] for seq in order[::step]])
+            ivf_min = self.options.ivf_min
+            nlist = 1 if ivf_min is None else ivf_lists(population, ivf_min)
+            state.book = train_codebook(
+                sample,
+                nlist=min(nlist, len(sample)),
+                inner_product=True,
+                code_bytes=max(1, sample.shape[1] // _FLOATS_PER_CODE_BYTE),
+            )
+            state.coded = state.book.index(np.zeros((0, state.book.code_size), np.uint8), np.zeros(0, np.int64))
+            state.trained_on = population
+            self.trainings += 1
+        book, coded = state.book, state.coded
+        assert book is not None
+        order = sorted(state.rows)
+        for start in range(0, len(order), _CODE_BATCH):
+            chunk = order[start : start + _CODE_BATCH]
+            coded.add(book.encode(np.stack([state.rows[seq] for seq in chunk])), np.asarray(chunk, dtype=np.int64))
+        state.rows.clear()
+        state.matrix = None
+
     # --- drawing --------------------------------------------------------------------------------------------
     def for_query(self, text: str) -> FdeDraw:
         """This search's draw: the query's token matrix (the late encoder's query side) encoded into an FDE."""
@@ -364,6 +457,22 @@ class FdeTier:
             state.matrix = (np.asarray(order, dtype=np.int64), matrix.astype(np.float32, copy=False))
         return state.matrix
 
+    def _draw_codes(
+        self,
+        coded: ProbeIndex,
+        query_fde: NDArray[np.float32],
+        scope_seqs: NDArray[np.int64],
+        whole: bool,
+        plan: PoolPlan,
+    ) -> NDArray[np.int64]:
+        """Stage 1 over the codes: the ``plan.stage_one`` largest approximate inner products in the scope."""
+        within = None if whole else scope_seqs
+        nprobe = self.options.nprobe or max(8, coded.nlist // 4)
+        drawn = coded.search(query_fde, plan.stage_one, nprobe=nprobe, within=within)
+        if len(drawn) < min(plan.stage_one, len(scope_seqs)) and nprobe < coded.nlist:
+            drawn = coded.search(query_fde, plan.stage_one, nprobe=coded.nlist, within=within)  # never starved
+        return np.sort(drawn)
+
     def _require(self) -> VaultContext:
         if self._context is None:
             raise RuntimeError("the FDE tier serves candidates only after prepare()")
@@ -389,17 +498,17 @@ class FdeDraw:
             seqs, unit = tier._exact.matrix(context, scope_seqs)
             chosen, cosines = ranked_exact(seqs, unit, query, plan.hydrate)
             return Candidates(seqs=chosen, cosines=cosines, stage_one=len(seqs))
+        whole = len(scope_seqs) == len(tier._seqs)
         encoded, matrix = tier._stacked()
-        if len(scope_seqs) == len(tier._seqs):
-            rows = np.arange(len(encoded))
-        else:
-            rows = np.flatnonzero(np.isin(encoded, scope_seqs, assume_unique=True))
+        rows = np.arange(len(encoded)) if whole else np.flatnonzero(np.isin(encoded, scope_seqs, assume_unique=True))
         scores = matrix[rows] @ self._query_fde
         keep = min(plan.stage_one, len(rows))
         top = np.argpartition(-scores, keep - 1)[:keep] if 0 < keep < len(rows) else np.arange(len(rows))
         bare = np.fromiter(state.bare, dtype=np.int64, count=len(state.bare))
         bare = bare[np.isin(bare, scope_seqs)]
         drawn = np.union1d(encoded[rows[top]], bare)
+        if state.coded is not None:
+            drawn = np.union1d(drawn, tier._draw_codes(state.coded, self._query_fde, scope_seqs, whole, plan))
         seqs, unit = tier._exact.matrix(context, drawn)
         chosen, cosines = ranked_exact(seqs, unit, query, plan.hydrate)
         return Candidates(seqs=chosen, cosines=cosines, stage_one=len(drawn))

@@ -98,7 +98,7 @@ def rebuild_fde(context: VaultContext) -> str | None:
         raise
     if context.late_encoder is None:
         return f"FDE tier emptied (generation {generation}); the next fde search rebuilds it"
-    tier = FdeTier(FdeOptions(**settings.fde_parameters()))
+    tier = FdeTier(FdeOptions(**settings.fde_parameters(), **settings.fde_compression()))
     tier.prepare_context(context, None)
     return f"FDE tier rebuilt: generation {tier.generation}, {len(tier.rows())} rows, {len(tier.bare)} without a matrix"
 
