@@ -14,7 +14,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,14 +76,18 @@ class _Stream:
     def named(self, event: str) -> list[dict[str, Any]]:
         return [data for name, data in self.frames if name == event]
 
-    def wait_for(self, event: str, timeout: float = 20) -> dict[str, Any]:
+    def wait_for(
+        self, event: str, where: Callable[[dict[str, Any]], bool] = lambda _: True, timeout: float = 20
+    ) -> dict[str, Any]:
+        """The latest ``event`` frame that satisfies ``where``: a frame computed before the writes may still be in
+        flight when they return (the sampler runs on its own tick), so a test names what the frame must show."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            found = self.named(event)
+            found = [data for data in self.named(event) if where(data)]
             if found:
                 return found[-1]
             time.sleep(0.05)
-        raise AssertionError(f"no {event} frame in {timeout}s; got {[name for name, _ in self.frames]}")
+        raise AssertionError(f"no matching {event} frame in {timeout}s; got {self.frames}")
 
     def join(self) -> None:
         self._thread.join(30)
@@ -134,7 +138,7 @@ def test_stream_history_and_traces_carry_metadata_only(tmp_path: Path, receiver:
             assert client.delete(f"/v1/vaults/default/drawers/{doomed.json()['id']}").status_code == 200
             forgotten = client.post("/v1/vaults/default/drawers", json={"text": FORGOTTEN, "wing": "scratch"})
             assert client.post("/v1/vaults/default/forget", json={"ids": [forgotten.json()["id"]]}).status_code == 200
-            sample = stream.wait_for("sample")
+            sample = stream.wait_for("sample", lambda frame: ["notes", 1] in frame["wings"])
             with sqlite3.connect(home / "vaults" / "default" / "vault.db") as connection:
                 connection.execute("UPDATE drawers SET tag = zeroblob(32) WHERE id = ?", (drawer,))
             assert client.get(f"/v1/vaults/default/drawers/{drawer}").status_code == 409

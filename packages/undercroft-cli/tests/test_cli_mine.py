@@ -275,6 +275,28 @@ def test_mine_seals_the_search_snapshot_so_a_read_only_search_starts_from_it(
     assert resealed and resealed != sealed
 
 
+def test_under_the_pq_tier_mine_still_seals_the_snapshot_and_search_takes_its_postings(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The warm runs the full scan whatever UNDERCROFT_RETRIEVAL says; a pq search then restores the postings."""
+    import sqlite3
+
+    from undercroft_store.search._internal.snapshot import MIN_DRAWERS
+
+    monkeypatch.setenv("UNDERCROFT_RETRIEVAL", "pq")
+    root = tmp_path / "many"
+    root.mkdir()
+    for number in range(MIN_DRAWERS + 10):
+        (root / f"note{number:05d}.md").write_text(f"Note {number} about graphql gateway latency {number % 7}.\n")
+    database = home / "vaults" / "default" / "vault.db"
+    code, out, _ = run_in_process(capsys, "mine", str(root), "--wing", "notes")
+    assert code == 0 and f"created {MIN_DRAWERS + 10}," in out
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as connection:
+        assert connection.execute("SELECT count(*) FROM search_snapshot").fetchone()[0] > 0, "no snapshot under pq"
+    code, out, _ = run_in_process(capsys, "search", "graphql gateway latency", "--json")
+    assert code == 0 and json.loads(out)["hits"]
+
+
 def test_a_tampered_drawer_found_while_sealing_the_snapshot_is_a_verdict_after_the_report(
     home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

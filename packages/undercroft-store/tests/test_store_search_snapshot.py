@@ -414,3 +414,37 @@ def test_a_stale_snapshot_is_no_verify_finding_and_repair_keeps_a_sound_one(home
         report = repair_vault(palace, "v", HashEmbedder())
     assert report.search_snapshot is None and report.ok
     assert _parts(home) == older
+
+
+def _pq_hits(home: Path, *, read_only: bool = False) -> tuple[list[str], Searcher]:
+    with Palace(home) as palace, palace.open_vault("v", HashEmbedder(), read_only=read_only) as store:
+        searcher = Searcher(store, HashEmbedder(), retrieval="pq")
+        return _hits(searcher), searcher
+
+
+def test_a_pq_searcher_takes_the_postings_and_never_the_matrix(home: Path) -> None:
+    # A bounded-RAM tier's first search no longer opens every drawer to build the lexical postings: it takes
+    # them from the snapshot, leaves the embedding matrix out of RAM, and returns what a from-scratch pq
+    # search returns, byte for byte.
+    _store_one(home)
+    taken, searcher = _pq_hits(home)
+    assert searcher.snapshot.loaded == 1 and not searcher.snapshot.refusals
+    assert searcher.lexicon.filled == 0, "the lexicon was filled from the snapshot, not from drawers"
+    assert searcher.cache._snapshot is None and searcher.cache.rebuilds == 0, "the matrix stayed out of RAM"
+    assert searcher.cache.keep_codes is False
+    with sqlite3.connect(_db(home)) as connection:
+        snapshot_table.drop_rows(connection)
+    scratch, cold = _pq_hits(home, read_only=True)
+    assert cold.snapshot.loaded == 0 and cold.lexicon.filled == DRAWERS
+    assert taken == scratch
+
+
+def test_a_pq_searcher_refuses_a_stale_snapshot_and_returns_what_the_drawers_say(home: Path) -> None:
+    _store_one(home)
+    with _opened(home) as (store, _):
+        store.remember("velak moren tasith fresh words", wing="w", room="room-1", added_by="test")
+    after, searcher = _pq_hits(home, read_only=True)
+    assert searcher.snapshot.refusals == {"stale": 1} and searcher.snapshot.loaded == 0
+    with sqlite3.connect(_db(home)) as connection:
+        snapshot_table.drop_rows(connection)
+    assert _pq_hits(home, read_only=True)[0] == after

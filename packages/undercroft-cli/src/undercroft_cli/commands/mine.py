@@ -8,11 +8,11 @@ choke point with ``Screen()`` in batches of hundreds per transaction. Ids are de
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import click
-from undercroft_config import settings
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_store import DEFAULT_VAULT
 
@@ -78,17 +78,18 @@ def _warm_search(vault: str) -> None:
     A CLI search opens its vault read-only, and a read-only handle can restore the sealed search snapshot
     but never store one: without this, every cold search re-opened and re-indexed every drawer (~0.5 s at
     2,000 drawers, issue 18 §4). A mine is the bulk write after which that pays off; a current snapshot is
-    restored, not rebuilt (cheap), and vaults under the store's snapshot floor store none. Only the full
-    scan (``UNDERCROFT_RETRIEVAL`` unset) reads the snapshot: a pq or hnsw tier is left to its own builds.
+    restored, not rebuilt (cheap), and vaults under the store's snapshot floor store none. Every tier reads
+    it: the full scan and hnsw take the matrix and the postings, pq and fde the postings only. So the warm
+    always runs the full scan (a full fill is what a snapshot is sealed from), whatever ``UNDERCROFT_RETRIEVAL``
+    says; it holds the matrix in this process only for the warm.
     """
-    if settings.retrieval() is not None:
-        return
     from undercroft_store.search import Searcher
 
+    full_scan = {name: value for name, value in os.environ.items() if name != "UNDERCROFT_RETRIEVAL"}
     # Run after the report is printed: the fill verifies every drawer, and a tampered one elsewhere in the vault
     # is then an integrity verdict (exit 2) after what was filed has been said, never instead of it.
     with open_store(vault) as store:
-        Searcher.from_settings(store, store.embedder).warm()
+        Searcher.from_settings(store, store.embedder, env=full_scan).warm()
 
 
 def _by_room(plan: MinePlan) -> dict[tuple[str, str], int]:

@@ -219,8 +219,13 @@ class Searcher:
                 self._postings = self.snapshot.restore(self._store, self.cache, self.lexicon) or self._postings
             seqs, unit = self.cache.load(self._store)
             return seqs, FullScanTier(seqs, unit)
-        if isinstance(scaled, HnswTier):
+        if isinstance(scaled, HnswTier):  # built from the full matrix: the whole snapshot serves it
+            if not self.snapshot.tried and self._mirror is None:
+                self._postings = self.snapshot.restore(self._store, self.cache, self.lexicon) or self._postings
             return scaled.prepare(self._store, self.cache)
+        if not self.snapshot.tried and self._mirror is None:  # pq, fde: the postings only, RAM stays bounded
+            restored = self.snapshot.restore(self._store, self.cache, self.lexicon, embeddings=False)
+            self._postings = restored or self._postings
         return scaled.prepare(self._store)
 
     @property

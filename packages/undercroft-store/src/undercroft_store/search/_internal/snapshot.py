@@ -210,20 +210,24 @@ class SearchSnapshot:
         #: format or language layer), stale (the rows moved since it was taken).
         self.refusals: Counter[str] = Counter()
 
-    def restore(self, store: object, cache: EmbeddingCache, lexicon: Lexicon) -> Postings | None:
+    def restore(
+        self, store: object, cache: EmbeddingCache, lexicon: Lexicon, *, embeddings: bool = True
+    ) -> Postings | None:
         """Fill ``cache`` and ``lexicon`` from the stored snapshot when it matches the vault now (once per
         searcher) and return the postings of that state; otherwise (None) leave them empty and ask ``cache``
-        to keep the codes of its full fill."""
+        to keep the codes of its full fill. ``embeddings`` False fills the lexicon only: a candidate tier that
+        bounds its RAM (pq, fde) never holds the vault's embedding matrix, yet its lexical joiners need the
+        postings, which are the expensive part to build (every drawer opened)."""
         if self.tried or not isinstance(store, VaultStore):
             return None
         self.tried = True
-        cache.keep_codes = True
+        cache.keep_codes = embeddings
         context = readable(store._context)
         parts = table.read_parts(context.connection)
         if not parts:
             return None
         try:
-            postings = self._take(store, parts, cache, lexicon)
+            postings = self._take(store, parts, cache if embeddings else None, lexicon)
         except _Refused as refusal:
             self.refusals[str(refusal)] += 1
             return None
@@ -235,7 +239,7 @@ class SearchSnapshot:
         return postings
 
     def _take(
-        self, store: VaultStore, parts: list[tuple[int, bytes]], cache: EmbeddingCache, lexicon: Lexicon
+        self, store: VaultStore, parts: list[tuple[int, bytes]], cache: EmbeddingCache | None, lexicon: Lexicon
     ) -> Postings:
         payload, reason = table.open_payload(Envelope(readable(store._context)), parts)
         if payload is None:
@@ -252,7 +256,9 @@ class SearchSnapshot:
             raise _Refused("layout")
         dimension = readable(store._context).embedder.dimension
         codes = np.asarray(arrays["codes"], dtype=np.int8).reshape(rows, dimension)
-        unit = unit_rows(codes, np.asarray(arrays["scales"], dtype=np.float32), np.asarray(arrays["norms"]))
+        unit = None
+        if cache is not None:
+            unit = unit_rows(codes, np.asarray(arrays["scales"], dtype=np.float32), np.asarray(arrays["norms"]))
         scripts = [frozenset(found) for found in header["scripts"]]
         rooms, languages = header["rooms"], header["languages"]
         sizes = np.asarray(arrays["bucket_sizes"]).tolist()
@@ -272,7 +278,8 @@ class SearchSnapshot:
             buckets={key: ids[ends[k] : ends[k + 1]] for k, key in enumerate(keys)},
         )
         seqs = state.seqs.tolist()
-        cache.adopt(state.generation, state.seqs, unit, state.marks, state.position)
+        if cache is not None and unit is not None:
+            cache.adopt(state.generation, state.seqs, unit, state.marks, state.position)
         lexicon.adopt(image, seqs, state.generation, state.tags, state.position)
         # The postings of `Postings.build` over these entries, inverted from the flat cells directly: each
         # term's holders ascend because the rows do and the sort is stable.
