@@ -142,6 +142,39 @@ def test_import_is_screened_and_quarantine_stays_quarantined(
     assert json.loads(_run(capsys, "drawer", "list", "--json")[1]) == []
 
 
+def test_an_import_aimed_at_a_held_drawer_is_refused_whole_and_the_held_row_round_trips(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The rule the /v1 import had alone is the operation's: the CLI refuses the same import, the vault unchanged."""
+    _home(monkeypatch, tmp_path / "a")
+    monkeypatch.setenv("UNDERCROFT_ADMISSION", "quarantine")
+    assert _run(capsys, "remember", ATTACK, "--wing", "notes")[1].startswith("quarantined:")
+    monkeypatch.delenv("UNDERCROFT_ADMISSION")
+    export = tmp_path / "a.jsonl"
+    assert _run(capsys, "export", "--out", str(export))[0] == 0
+    lines = export.read_text().splitlines()
+    held = json.loads(lines[1])["drawer"]
+    assert held["wing"] == "quarantine-pending"
+
+    # The held row itself, imported again unchanged, changes nothing.
+    code, out, _ = _run(capsys, "import", str(export), "--json")
+    assert code == 0 and json.loads(out)["unchanged"] == 1
+    before = _stats(capsys)["chain_records"]
+
+    plain = {k: v for k, v in held.items() if k not in ("intended_wing", "intended_room")}
+    for forged in ({**plain, "wing": "notes", "room": "notes"}, {**held, "content": "harmless now"}):
+        aimed = tmp_path / "aimed.jsonl"
+        aimed.write_text("\n".join([lines[0], json.dumps({**json.loads(lines[1]), "drawer": forged})]) + "\n")
+        code, _, err = _run(capsys, "import", str(aimed))
+        assert code == 1, err
+        assert f"aimed.jsonl: line 2: {held['id']} awaits an admission ruling in this vault" in err
+        assert _stats(capsys)["chain_records"] == before  # nothing written, not even an audit of the import
+    still = json.loads(_run(capsys, "drawer", "list", "--json", "--wing", "quarantine-pending")[1])
+    assert [(d["id"], d["content"]) for d in still] == [(held["id"], ATTACK)]
+    assert json.loads(_run(capsys, "drawer", "list", "--json")[1]) == []
+    assert _run(capsys, "verify")[0] == 0
+
+
 def test_import_restamps_added_by_and_never_overwrites_an_append_id(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -220,10 +220,6 @@ def _in_tool(tool: str) -> str:
     return f"{tool} (and /v1 through tool_binding) does this in the tool's own handler"
 
 
-def _store_call(function: str) -> str:
-    return f"/v1 (http/bindings/operator.py) calls the store's {function} directly too: no operation on either side"
-
-
 OPERATION_BYPASSES: dict[str, str] = {
     # The agent plane: the tool's handler holds its logic; the CLI does the same act its own way, so each entry
     # says what differs (what a shared operation would have to reconcile first).
@@ -242,13 +238,6 @@ OPERATION_BYPASSES: dict[str, str] = {
     "behind the canonical fence",
     "kg supersede": _in_tool("undercroft_kg_supersede") + ": the CLI closes by fact id, the tool by triple "
     "behind the canonical fence",
-    # The operator plane: MCP deliberately lacks it; the CLI and /v1 each reach the store themselves.
-    "vault list": "/v1 lists through Palace.list_vaults too: no operation yet",
-    "vault delete": "/v1 deletes through Palace.delete_vault too (behind its pinned-vault refusal): no operation yet",
-    "anchor": _store_call("close_window") + " (the CLI prints the anchored height and behind_by, /v1 behind_by):"
-    " no operation yet",
-    "export": "/v1 streams through _internal.transfer_io.collect_export and record_export: no operation yet",
-    "import": "/v1 imports through _internal.transfer_io.import_export_bytes: no operation yet",
 }
 """The CLI commands that still reach the store themselves for a capability MCP or /v1 also carries, each with why.
 

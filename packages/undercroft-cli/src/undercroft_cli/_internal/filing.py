@@ -11,7 +11,7 @@ from undercroft_core.errors import InvalidInput
 from undercroft_core.ids import ID_RECIPE_SOURCE, DrawerIds
 from undercroft_store import MAX_CONTENT_BYTES, DrawerWrite, Screen, VaultStore
 
-from undercroft_cli._internal.progress import Progress
+from undercroft_cli._internal.meter import Progress
 from undercroft_cli.mining.plan import DrawerPlan
 
 __all__ = ["BATCH_SIZE", "FilingReport", "file_plans", "utc_now"]

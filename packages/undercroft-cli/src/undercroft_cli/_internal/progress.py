@@ -5,23 +5,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Protocol
 
 import click
 
+from undercroft_cli._internal.meter import Progress, Silent
+
 __all__ = ["Progress", "progress"]
-
-
-class Progress(Protocol):
-    """What a command advances: ``update(n)`` after each unit of work."""
-
-    def update(self, n_steps: int) -> None:
-        """Advance by ``n_steps``."""
-
-
-class _Silent:
-    def update(self, n_steps: int) -> None:
-        """Nothing to draw: stdout is not a terminal (scripts parse it)."""
 
 
 def _is_terminal() -> bool:
@@ -39,7 +28,7 @@ def progress(length: int, label: str, *, enabled: bool | None = None) -> Iterato
     """
     show = _is_terminal() if enabled is None else enabled
     if not show or length <= 0:
-        yield _Silent()
+        yield Silent()
         return
     with click.progressbar(length=length, label=label, file=sys.stderr) as bar:
         yield bar

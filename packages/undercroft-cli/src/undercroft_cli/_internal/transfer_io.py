@@ -20,10 +20,9 @@ from undercroft_store.kernel.token_table import content_digest, supplied_current
 from undercroft_store.memory.kg.graph import FactInput, KnowledgeGraph
 from undercroft_store.memory.tunnels import create_tunnel, list_tunnels
 
-from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.filing import BATCH_SIZE, FilingReport, utc_now
 from undercroft_cli._internal.mempalace_export import is_mempalace_export, read_mempalace_export
-from undercroft_cli._internal.progress import progress
+from undercroft_cli._internal.meter import Meter, quiet
 from undercroft_cli._internal.transfer_format import (
     EXPORT_FORMAT,
     ID_KEY_TYPE,
@@ -37,7 +36,7 @@ from undercroft_cli._internal.transfer_format import (
     unframe_sealed,
 )
 
-__all__ = ["ImportReport", "collect_export", "import_export_bytes", "import_path"]
+__all__ = ["ImportReport", "PendingImport", "collect_export", "import_export_bytes", "read_import", "write_import"]
 
 _ADDED_BY = "cli"
 _BUNDLE_MAGIC = b"UNDERCROFT-BUNDLE-"
@@ -48,7 +47,9 @@ def _line(value: object) -> bytes:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False).encode("utf-8") + b"\n"
 
 
-def collect_export(store: VaultStore, *, with_id_key: bool = False) -> tuple[bytes, dict[str, int]]:
+def collect_export(
+    store: VaultStore, *, with_id_key: bool = False, meter: Meter = quiet
+) -> tuple[bytes, dict[str, int]]:
     """The whole vault as export JSONL (manifest line first) and its counts; drawers in write order.
 
     ``with_id_key`` adds the vault's id key right after the manifest (counted as ``id_key``), so an import
@@ -58,7 +59,7 @@ def collect_export(store: VaultStore, *, with_id_key: bool = False) -> tuple[byt
     seqs = [int(s) for s in store.scope_seqs(include_quarantine=True)]
     body: list[bytes] = []
     matrices = 0
-    with progress(len(seqs), "exporting") as bar, silent(store, InternalRead.EXPORT):
+    with meter(len(seqs), "exporting") as bar, silent(store, InternalRead.EXPORT):
         for start in range(0, len(seqs), BATCH_SIZE):
             chunk = seqs[start : start + BATCH_SIZE]
             artifacts = store.token_artifacts(chunk)
@@ -183,12 +184,38 @@ def _write(store: VaultStore, items: list[DrawerWrite], report: FilingReport) ->
                 report.diverted.append((item.drawer.id, result.id))
 
 
+def _spare_the_review_queue(store: VaultStore, drawers: list[Drawer], placed: list[Drawer], wheres: list[str]) -> None:
+    """Refuse the import (nothing written yet) when a drawer would change one held for an admission ruling.
+
+    A row awaiting a ruling changes only through the ruling: an import over it would replace the evidence the
+    ruling is about (and file the replacement outside the queue). A drawer counts as aimed at a resident when
+    the export names the resident's id or the import would place it there. The held row itself, exported and
+    imported again unchanged, changes nothing and passes. The residents are read verified (a forged row raises).
+    """
+    with silent(store, InternalRead.POLICY_FENCE):
+        seqs = [int(seq) for seq in store.scope_seqs(wing=QUARANTINE_WING)]
+        held = {drawer.id: drawer for drawer in store.hydrate_many(seqs).values()}
+    if not held:
+        return
+    for named, drawer, where in zip(drawers, placed, wheres, strict=True):
+        for aimed in dict.fromkeys((named.id, drawer.id)):
+            resident = held.get(aimed)
+            if resident is None or (drawer.wing == QUARANTINE_WING and drawer.content == resident.content):
+                continue
+            raise InvalidExport(
+                f"{where}: {aimed} awaits an admission ruling in this vault; rule on it "
+                "(undercroft admission allow|deny, or POST …/admission) before importing over it"
+            )
+
+
 def _import_drawers(
     store: VaultStore,
     drawers: list[Drawer],
     vectors: list[Any],
     report: ImportReport,
     tokens: list[bytes | None] | None = None,
+    wheres: list[str] | None = None,
+    meter: Meter = quiet,
 ) -> dict[str, str]:
     """Write ``drawers`` in batches; returns the id map, old id → new id, of every drawer whose id changed.
 
@@ -208,9 +235,10 @@ def _import_drawers(
         if placed.id != drawer.id:
             moved[drawer.id] = placed.id
         placed_all.append(placed)
+    _spare_the_review_queue(store, drawers, placed_all, wheres or [drawer.id for drawer in drawers])
     pending: list[DrawerWrite] = []
     matrices = tokens if tokens is not None else [None] * len(drawers)
-    with progress(len(drawers), "importing") as bar:
+    with meter(len(drawers), "importing") as bar:
         for placed, vector, matrix in zip(placed_all, vectors, matrices, strict=True):
             if placed.supersedes in moved:
                 placed = replace(placed, supersedes=moved[placed.supersedes])
@@ -270,6 +298,7 @@ def _import_export(
     *,
     added_by: str = _ADDED_BY,
     adopt: bool = False,
+    meter: Meter = quiet,
 ) -> None:
     declared = parsed.manifest.get("embedder")
     here = store.embedder.identity.label  # the vault's own space (an external: vault's, when it recorded one)
@@ -285,8 +314,10 @@ def _import_export(
     vectors: list[Any] = []
     matrices: list[bytes | None] = []
     carried = 0
+    wheres: list[str] = []
     for record in parsed.drawers:
         where = f"{name}: line {record['_line']}"
+        wheres.append(where)
         drawers.append(drawer_from_record(record.get("drawer"), added_by=added_by, where=where))
         embedding = record.get("embedding")
         if same_space and isinstance(embedding, dict):
@@ -298,7 +329,7 @@ def _import_export(
         matrices.append(matrix)
         carried += present
     _count_token_copies(store, drawers, matrices, carried, report)
-    moved = _import_drawers(store, drawers, vectors, report, matrices)
+    moved = _import_drawers(store, drawers, vectors, report, matrices, wheres, meter)
     graph = KnowledgeGraph(store)
     inputs: list[FactInput] = []
     for record in parsed.facts:
@@ -364,7 +395,7 @@ def _count_token_copies(
         )
 
 
-def _import_mempalace(store: VaultStore, root: Path, report: ImportReport) -> None:
+def _import_mempalace(store: VaultStore, root: Path, report: ImportReport, added_by: str, meter: Meter) -> None:
     filed_at = utc_now()
     drawers = [
         Drawer(
@@ -374,18 +405,18 @@ def _import_mempalace(store: VaultStore, root: Path, report: ImportReport) -> No
             room=item.room,
             chunk_index=0,
             id_recipe=ID_RECIPE_SOURCE,
-            added_by=_ADDED_BY,
+            added_by=added_by,
             filed_at=filed_at,
             source_file=f"mempalace:{item.id}",
             content_date=item.content_date,
         )
         for item in read_mempalace_export(root)
     ]
-    _import_drawers(store, drawers, [None] * len(drawers), report)
+    _import_drawers(store, drawers, [None] * len(drawers), report, meter=meter)
 
 
 def import_export_bytes(
-    store: VaultStore, data: bytes, name: str, *, added_by: str, adopt: bool = False
+    store: VaultStore, data: bytes, name: str, *, added_by: str, adopt: bool = False, meter: Meter = quiet
 ) -> ImportReport:
     """Import an undercroft JSONL export held in memory into the open ``store``, stamped ``added_by``.
 
@@ -393,24 +424,30 @@ def import_export_bytes(
     """
     parsed = parse_export(data, name)
     report = ImportReport("undercroft-jsonl")
-    _import_export(store, parsed, name, report, added_by=added_by, adopt=adopt)
+    _import_export(store, parsed, name, report, added_by=added_by, adopt=adopt, meter=meter)
     return report
 
 
-def import_path(
-    path: Path, vault: str, *, identity: str | None, sender: str | None, adopt: bool = False
-) -> ImportReport:
-    """Import an export file, a sealed bundle or a MemPalace export directory into ``vault`` (``adopt``: take
-    the export's id key first, `_adopt`)."""
+@dataclass
+class PendingImport:
+    """An import read from its file and not yet written: its report so far and what it carries."""
+
+    report: ImportReport
+    name: str
+    parsed: ExportFile | None = None
+    mempalace: Path | None = None
+
+
+def read_import(path: Path, *, identity: str | None, sender: str | None, adopt: bool = False) -> PendingImport:
+    """Read an export file, a sealed bundle (opened with ``identity``, its signer pinned by ``sender``) or a
+    MemPalace export directory, parsed whole before any vault is opened (``adopt``: the export's id key is to be
+    taken, which a MemPalace export lacks)."""
     if path.is_dir():
         if not is_mempalace_export(path):
             raise InvalidExport(f"{path}: a directory, but not a MemPalace export (no 'index.md' table of contents)")
         if adopt:
             raise InvalidExport(f"{path}: --adopt-id-key, but a MemPalace export carries no id key")
-        report = ImportReport("mempalace-markdown")
-        with open_store(vault) as store:
-            _import_mempalace(store, path, report)
-        return report
+        return PendingImport(ImportReport("mempalace-markdown"), str(path), mempalace=path)
     data = path.read_bytes()
     sealed = data.startswith(_BUNDLE_MAGIC)
     report = ImportReport("undercroft-bundle" if sealed else "undercroft-jsonl")
@@ -420,7 +457,16 @@ def import_path(
         data = _open_sealed(data, identity, sender, report)
     elif identity is not None:
         raise InvalidExport(f"{path.name}: not a sealed bundle, but --identity was given")
-    parsed = parse_export(data, path.name)
-    with open_store(vault) as store:
-        _import_export(store, parsed, path.name, report, adopt=adopt)
-    return report
+    return PendingImport(report, path.name, parsed=parse_export(data, path.name))
+
+
+def write_import(
+    store: VaultStore, pending: PendingImport, *, added_by: str, adopt: bool = False, meter: Meter = quiet
+) -> ImportReport:
+    """Write ``pending`` into the open ``store``, stamped ``added_by``; its report, completed."""
+    if pending.mempalace is not None:
+        _import_mempalace(store, pending.mempalace, pending.report, added_by, meter)
+    else:
+        assert pending.parsed is not None, "a pending import carries an export or a MemPalace directory"
+        _import_export(store, pending.parsed, pending.name, pending.report, added_by=added_by, adopt=adopt, meter=meter)
+    return pending.report

@@ -6,11 +6,11 @@ import json
 
 import click
 from undercroft_store import DEFAULT_VAULT
-from undercroft_store.governance.read_audit import close_window
 
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_OK
 from undercroft_cli._internal.i18n import message
+from undercroft_cli.operations.anchor import anchor
 
 __all__ = ["anchor_command"]
 
@@ -21,7 +21,6 @@ __all__ = ["anchor_command"]
 def anchor_command(vault: str, as_json: bool) -> int:
     """Anchor the manifest at the committed chain head."""
     with open_store(vault) as store:  # the open re-anchors a lagging manifest: close_window reports that lag
-        closed = close_window(store)
-    document = {"vault": vault, "anchored_at": closed.height, "behind_by": closed.behind_by}
-    click.echo(json.dumps(document) if as_json else message("anchor.done", height=closed.height))
+        anchored = anchor(store)
+    click.echo(json.dumps(anchored.to_dict()) if as_json else message("anchor.done", height=anchored.anchored_at))
     return EXIT_OK

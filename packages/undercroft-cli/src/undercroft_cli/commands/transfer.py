@@ -8,7 +8,6 @@ drawer stays in the review wing (``Bypass(ALREADY_DIVERTED)``), every other draw
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -21,6 +20,7 @@ from undercroft_store import DEFAULT_VAULT
 from undercroft_cli._internal.exit_codes import EXIT_OK
 from undercroft_cli._internal.i18n import message
 from undercroft_cli._internal.private_file import reserve_output, write_private
+from undercroft_cli._internal.progress import progress
 
 __all__ = ["ADDED_BY", "bundle_group", "export_command", "import_command", "write_private"]
 
@@ -86,9 +86,8 @@ def export_command(
     )
 
     from undercroft_cli._internal.composition import open_store
-    from undercroft_cli._internal.egress import record_export
     from undercroft_cli._internal.transfer_format import frame_sealed
-    from undercroft_cli._internal.transfer_io import collect_export
+    from undercroft_cli.operations.transfer import audit_export, collect
 
     if recipient is None and sign_key is not None:
         raise click.BadParameter("--sign attests a sealed bundle: give --to as well", param_hint="--sign")
@@ -99,8 +98,8 @@ def export_command(
     # Reserve --out before the egress record: a path that cannot take the bytes (a FIFO, a device, a
     # symlink, a missing directory) refuses the run while the chain still says nothing left the vault.
     with reserve_output(Path(out).expanduser() if out is not None else None) as output, open_store(vault) as store:
-        jsonl, counts = collect_export(store, with_id_key=with_id_key)
-        digest = hashlib.sha256(jsonl).hexdigest()
+        export = collect(store, with_id_key=with_id_key, meter=progress)
+        jsonl, counts, digest = export.jsonl, export.counts, export.digest
         if to is None:
             data = jsonl
         else:
@@ -118,9 +117,7 @@ def export_command(
             output.stage(data)  # a write that fails (a full disk) fails here, before anything is recorded
         # The record goes on the chain before a byte leaves: an export that cannot be audited does not happen
         # (a staged file is removed again when the record fails).
-        note = record_export(
-            store, surface=ADDED_BY, recipient=to.encode() if to else None, counts=counts, digest=digest
-        )
+        note = audit_export(store, export, surface=ADDED_BY, recipient=to.encode() if to else None)
         if output is None:
             sys.stdout.buffer.write(data)
             sys.stdout.buffer.flush()
@@ -178,7 +175,8 @@ def import_command(
     derived under this vault's recipe, so importing the same file twice changes nothing. With --adopt-id-key
     (an export made with --with-id-key, into a new, empty vault) every drawer id stays the source's.
     """
-    from undercroft_cli._internal.transfer_io import import_path
+    from undercroft_cli._internal.composition import open_store
+    from undercroft_cli.operations.transfer import import_pending, read_import
 
     path = Path(source).expanduser()
     if not path.exists():
@@ -187,13 +185,11 @@ def import_command(
         raise click.BadParameter(
             "--sender pins a sealed bundle's signer: give --identity as well", param_hint="--sender"
         )
-    report = import_path(
-        path,
-        vault,
-        identity=_read_text_arg(identity, "--identity") if identity else None,
-        sender=sender,
-        adopt=adopt_id_key,
+    pending = read_import(
+        path, identity=_read_text_arg(identity, "--identity") if identity else None, sender=sender, adopt=adopt_id_key
     )
+    with open_store(vault) as store:
+        report = import_pending(store, pending, added_by=ADDED_BY, adopt=adopt_id_key, meter=progress)
     if as_json:
         click.echo(json.dumps(report.to_dict(), ensure_ascii=False))
         return EXIT_OK

@@ -11,7 +11,7 @@ from undercroft_store import DEFAULT_VAULT
 from undercroft_cli._internal.composition import open_palace, pick_embedder
 from undercroft_cli._internal.i18n import message
 from undercroft_cli.operations.values import ValueRefused
-from undercroft_cli.operations.vaults import create_vault, parse_vault_embedder
+from undercroft_cli.operations.vaults import create_vault, delete_vault, list_vaults, parse_vault_embedder
 
 __all__ = ["init_command", "vault_group"]
 
@@ -77,7 +77,7 @@ def vault_create(name: str, level: str, embedder: str, as_json: bool) -> int:
 def vault_list(as_json: bool) -> int:
     """List vault names."""
     with open_palace(read_only=True) as palace:
-        names = palace.list_vaults()
+        names = list_vaults(palace)
     click.echo(json.dumps(names) if as_json else "\n".join(names))
     return 0
 
@@ -111,6 +111,6 @@ def vault_delete(name: str, yes: bool, as_json: bool) -> int:
     if not yes:
         raise click.UsageError(f"deleting vault {name!r} is irreversible: pass --yes to confirm")
     with open_palace() as palace:
-        palace.delete_vault(name)
+        delete_vault(palace, name)
     click.echo(json.dumps({"vault": name, "deleted": True}) if as_json else message("vault.deleted", vault=name))
     return 0

@@ -1,11 +1,13 @@
-"""Creating a vault: what ``undercroft vault create`` and ``POST /v1/vaults`` do, said once.
+"""Vault lifecycle: what ``undercroft vault create|list|delete`` and ``POST|GET /v1/vaults``, ``DELETE
+/v1/vaults/{id}`` do, said once.
 
 A vault is created with its level and its vector space. The space is ``hash`` (the default: the engine embeds
 with whatever ``UNDERCROFT_EMBEDDER`` composes) or ``external:<name>@<dim>``: the caller supplies every vector,
 on every save and search, and the engine never embeds. An external space is recorded in the vault before any
 drawer exists, so every later open — from the CLI, MCP or /v1 — offers that space and no other
 (``composition.vault_embedder``). The declaration is parsed before anything is created: a malformed one leaves
-no vault behind.
+no vault behind. Deletion removes every file of the vault and is irreversible; a name the palace lacks is
+`VaultNotFound` before anything is touched.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from undercroft_store import Palace
 
 from undercroft_cli.operations.values import ValueRefused
 
-__all__ = ["CreatedVault", "create_vault", "parse_vault_embedder"]
+__all__ = ["CreatedVault", "create_vault", "delete_vault", "list_vaults", "parse_vault_embedder"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,3 +63,19 @@ def create_vault(
             store.record_embedder()
     label = external.identity.label if external is not None else default_label()
     return CreatedVault(name, level, label, path)
+
+
+def list_vaults(palace: Palace) -> list[str]:
+    """The name of every vault of ``palace`` (each with a manifest), sorted."""
+    return palace.list_vaults()
+
+
+def delete_vault(palace: Palace, name: str) -> None:
+    """Delete vault ``name`` and every file in it (irreversible).
+
+    `VaultNotFound` when the palace has neither its manifest nor its database (a stray directory of that name is
+    not a vault, and is left alone); a read-only palace refuses (`StoreClosed`). Whoever holds a handle on the
+    vault must close it first.
+    """
+    palace.status(name)  # VaultNotFound before anything is removed
+    palace.delete_vault(name)

@@ -1,38 +1,33 @@
 """The /v1 routes MCP deliberately lacks: vault lifecycle, the operator plane, maintenance and portability.
 
 Each calls the operation the CLI command calls (``undercroft_cli.operations``: ``assign_trust``, ``sweep_record``,
-``rotate_keys``…) and answers its record, with its arguments declared once here; the few routes with no shared
-operation yet (vault list and delete, anchor, export, import) are the ``parity.OPERATION_BYPASSES`` of their
-commands; vault creation is ``operations.vaults``. Rotation, restore and deletion need the only handle: they run
-with the cached one closed, and answer 409 for the ``--vault`` vault, which ``/mcp`` holds open.
+``rotate_keys``, ``collect``, ``anchor``…) and answers its record, with its arguments declared once here (vault
+lifecycle is ``operations.vaults``, export and import ``operations.transfer``). Rotation, restore and deletion
+need the only handle: they run with the cached one closed, and answer 409 for the ``--vault`` vault, which
+``/mcp`` holds open.
 """
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from starlette.responses import Response
 from undercroft_store.errors import VaultInUse
 from undercroft_store.governance.forgetting import verify_forgetting
-from undercroft_store.governance.read_audit import close_window
 from undercroft_store.integrity.backup import restore_backup
 from undercroft_store.memory.kg.facts import AUTHORITY_CLASSES, REVIEW_STATES
 from undercroft_vault.manifest import LEVELS
 
 from undercroft_cli._internal.composition import INDEX_BACKENDS, attach_reranker, open_mirror
-from undercroft_cli._internal.egress import record_export
 from undercroft_cli._internal.served import build_chat_model
-from undercroft_cli._internal.transfer_format import parse_export
-from undercroft_cli._internal.transfer_io import collect_export, import_export_bytes
 from undercroft_cli.http.bindings.shapes import jsonable
 from undercroft_cli.http.errors import HttpRefusal
 from undercroft_cli.http.operations import Binding, Call, Reach, Source
 from undercroft_cli.http.tenancy import SURFACE
-from undercroft_cli.mcp.fences import resident_in_quarantine
 from undercroft_cli.mcp.tools.base import boolean, integer, string
 from undercroft_cli.operations import verify_record
 from undercroft_cli.operations.admission import VERDICTS, admission_queue, rule_on
+from undercroft_cli.operations.anchor import anchor
 from undercroft_cli.operations.authority import declare_tier
 from undercroft_cli.operations.backups import backup_records, take_backup
 from undercroft_cli.operations.forgetting import forget_drawers, forget_record
@@ -42,9 +37,10 @@ from undercroft_cli.operations.remote_index import index_status_record
 from undercroft_cli.operations.repair import repair
 from undercroft_cli.operations.retention import retention_policies, set_policy, sweep_record, sweep_retention
 from undercroft_cli.operations.rotation import rotate_keys, rotation_record
+from undercroft_cli.operations.transfer import audit_export, collect, import_bytes
 from undercroft_cli.operations.trust import assign_trust, trust_records
 from undercroft_cli.operations.values import ValueRefused
-from undercroft_cli.operations.vaults import create_vault
+from undercroft_cli.operations.vaults import create_vault, delete_vault, list_vaults
 from undercroft_cli.operations.witness import check_record, check_witness, emit_document, witness_record
 
 __all__ = ["MAX_IMPORT_BODY", "OPERATOR_BINDINGS"]
@@ -87,15 +83,14 @@ def _create(call: Call) -> dict[str, Any]:
 
 def _list(call: Call) -> dict[str, Any]:
     with call.tenancy.palace_lock:
-        return {"vaults": call.tenancy.palace.list_vaults()}
+        return {"vaults": list_vaults(call.tenancy.palace)}
 
 
 def _delete(call: Call) -> dict[str, Any]:
     _not_pinned(call, "deletion")
     name = _vault(call)
     with call.tenancy.closed(name), call.tenancy.palace_lock:
-        call.tenancy.palace.status(name)  # VaultNotFound (404) before anything is removed
-        call.tenancy.palace.delete_vault(name)
+        delete_vault(call.tenancy.palace, name)  # VaultNotFound (404) before anything is removed
     return {"deleted": name}
 
 
@@ -184,29 +179,16 @@ def _rotate(call: Call) -> dict[str, Any]:
 
 def _export(call: Call) -> Response:
     store = call.live.store
-    jsonl, counts = collect_export(store, with_id_key=call.args.flag("with_id_key"))
-    headers = {}
-    if store.read_only:  # a replica cannot append: it serves and says the egress went unaudited
-        headers["X-Undercroft-Warning"] = "read-only engine: this export's egress record was not written"
-    else:  # the record lands before a byte leaves: an export that cannot be audited does not happen
-        record_export(store, surface=SURFACE, recipient=None, counts=counts, digest=hashlib.sha256(jsonl).hexdigest())
-    return Response(jsonl, media_type="application/x-ndjson", headers=headers)
+    export = collect(store, with_id_key=call.args.flag("with_id_key"))
+    # The record lands before a byte leaves; a replica cannot append: it serves and says the egress went unaudited.
+    note = audit_export(store, export, surface=SURFACE, recipient=None)
+    headers = {"X-Undercroft-Warning": note} if note is not None else {}
+    return Response(export.jsonl, media_type="application/x-ndjson", headers=headers)
 
 
 def _import(call: Call) -> dict[str, Any]:
-    store = call.live.store
-    for record in parse_export(call.body, "request body").drawers:
-        body = record.get("drawer")
-        drawer_id = body.get("id") if isinstance(body, dict) else None
-        # A row awaiting a ruling changes only through the ruling: an import must not overwrite the evidence.
-        if isinstance(drawer_id, str) and resident_in_quarantine(store, drawer_id):
-            raise HttpRefusal(
-                400,
-                f"import: line {record['_line']}: {drawer_id} awaits an admission ruling in this vault; "
-                "rule on it (POST …/admission) before importing over it",
-            )
     adopt = call.args.flag("adopt_id_key")
-    report = import_export_bytes(call.live.store, call.body, "request body", added_by=SURFACE, adopt=adopt)
+    report = import_bytes(call.live.store, call.body, "request body", added_by=SURFACE, adopt=adopt)
     filing = report.filing
     return {
         "imported": report.drawers,
@@ -363,7 +345,7 @@ OPERATOR_BINDINGS: dict[tuple[str, str], Binding] = {
         _refine,
     ),
     ("POST", f"{_V}/anchor"): Binding(
-        "anchor", {}, lambda call: {"behind_by": close_window(call.live.store).behind_by}, source=Source.NONE
+        "anchor", {}, lambda call: {"behind_by": anchor(call.live.store).behind_by}, source=Source.NONE
     ),
     ("POST", f"{_V}/rotate"): Binding("rotate", {}, _rotate, source=Source.NONE, reach=Reach.PALACE),
     ("GET", f"{_V}/export"): Binding(
