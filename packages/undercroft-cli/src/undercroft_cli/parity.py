@@ -225,19 +225,10 @@ OPERATION_BYPASSES: dict[str, str] = {
     # says what differs (what a shared operation would have to reconcile first).
     "remember": _in_tool("undercroft_save") + ": one append-id drawer (fence, supersedes, vector); remember "
     "chunks the text through store.remember",
-    "drawer delete": _in_tool("undercroft_delete_drawer") + ": one store.delete; the replies differ",
     "drawer check-dup": _in_tool("undercroft_check_duplicate") + ": the tool defaults to similarity 0.9 and "
     "re-reads the match; the CLI is exact unless --threshold",
-    "stats": _in_tool("undercroft_status") + ": wing and room counts; the CLI prints VaultStats.to_dict()",
-    "taxonomy": _in_tool("undercroft_get_taxonomy") + ": the quarantine wing inside the tree; the CLI beside it",
     "diary write": _in_tool("undercroft_diary_write") + ": it stamps its surface, never the claimed agent "
     "(deliberate, mcp/tools/diaries.py); the CLI's write_diary stamps diary:<agent>",
-    "tunnel delete": _in_tool("undercroft_delete_tunnel") + ": one delete_tunnel; the replies differ",
-    "kg add": _in_tool("undercroft_kg_add") + ": the CLI adds --span, --extractor and --grounding",
-    "kg invalidate": _in_tool("undercroft_kg_invalidate") + ": the CLI closes by fact id, the tool by triple "
-    "behind the canonical fence",
-    "kg supersede": _in_tool("undercroft_kg_supersede") + ": the CLI closes by fact id, the tool by triple "
-    "behind the canonical fence",
 }
 """The CLI commands that still reach the store themselves for a capability MCP or /v1 also carries, each with why.
 

@@ -15,7 +15,7 @@ from undercroft_cli._internal.composition import open_reader, open_store
 from undercroft_cli._internal.i18n import message
 from undercroft_cli._internal.vector_option import parse_vector_option
 from undercroft_cli.operations import drawer_record
-from undercroft_cli.operations.drawers import UpdateRefused, update_drawer
+from undercroft_cli.operations.drawers import UpdateRefused, delete_drawer, update_drawer
 
 __all__ = ["drawer_group", "remember_command"]
 
@@ -155,6 +155,6 @@ def _now() -> str:
 def drawer_delete(drawer_id: str, vault: str, as_json: bool) -> int:
     """Delete drawer DRAWER_ID (leaves a keyed tombstone and an audit record)."""
     with open_store(vault) as store:
-        store.delete(drawer_id)
+        delete_drawer(store, drawer_id)
     click.echo(json.dumps({"id": drawer_id, "deleted": True}) if as_json else message("deleted.id", id=drawer_id))
     return 0

@@ -11,6 +11,7 @@ from undercroft_store import DEFAULT_VAULT
 from undercroft_cli._internal.composition import open_store
 from undercroft_cli._internal.exit_codes import EXIT_INTEGRITY, EXIT_OK
 from undercroft_cli.operations import verify_record
+from undercroft_cli.operations.overview import taxonomy_of, vault_stats
 
 __all__ = ["stats_command", "taxonomy_command", "verify_command"]
 
@@ -41,7 +42,7 @@ def verify_command(vault: str, deep: bool, as_json: bool) -> int:
 def stats_command(vault: str, as_json: bool) -> int:
     """Drawers, wings, rooms, chain height and head, size, posture, unhealed, embed failures."""
     with open_store(vault, read_only=True) as store:
-        stats = store.stats()
+        stats = vault_stats(store)
     # The command opens the vault read-only to look at it: that posture is the command's, not the vault's, so
     # the text does not call the vault "read-only" (the JSON keeps the handle's own `read_only`).
     click.echo(json.dumps(stats.to_dict(), ensure_ascii=False) if as_json else replace(stats, read_only=False).render())
@@ -54,16 +55,14 @@ def stats_command(vault: str, as_json: bool) -> int:
 def taxonomy_command(vault: str, as_json: bool) -> int:
     """Wing → room → drawer counts (labels only, never content; the quarantine wing shows its count alone)."""
     with open_store(vault, read_only=True) as store:
-        stats = store.stats()
-    tree = stats.taxonomy()
+        taxonomy = taxonomy_of(store)
     if as_json:
-        payload: dict[str, object] = {"taxonomy": tree, "quarantined": stats.quarantined}
-        click.echo(json.dumps(payload, ensure_ascii=False))
+        click.echo(json.dumps(taxonomy.to_dict(), ensure_ascii=False))
         return EXIT_OK
-    for wing, rooms in tree.items():
+    for wing, rooms in taxonomy.tree.items():
         click.echo(f"{wing}  ({sum(rooms.values())})")
         for room, count in rooms.items():
             click.echo(f"  {room}: {count}")
-    if stats.quarantined:
-        click.echo(f"quarantine-pending  ({stats.quarantined}, operator review: undercroft admission list)")
+    if taxonomy.quarantined:
+        click.echo(f"quarantine-pending  ({taxonomy.quarantined}, operator review: undercroft admission list)")
     return EXIT_OK

@@ -7,13 +7,13 @@ import json
 import click
 from undercroft_store import DEFAULT_VAULT, VaultStore
 from undercroft_store.memory.kg.facts import AUTHORITY_CLASSES, GROUNDINGS, REVIEW_STATES, Fact
-from undercroft_store.memory.kg.graph import KnowledgeGraph
 from undercroft_store.memory.kg.receipts import IntegrityVerdict, fact_receipts, support_of
 
 from undercroft_cli._internal.composition import open_reader, open_store
 from undercroft_cli._internal.i18n import message
 from undercroft_cli.operations.authority import declare_tier
 from undercroft_cli.operations.entities import ENTITY_PAGE_MAX, entity_records
+from undercroft_cli.operations.facts import add_fact, close_fact, parse_span, supersede_fact
 from undercroft_cli.operations.graph import (
     canonical_fact,
     fact_timeline,
@@ -22,6 +22,7 @@ from undercroft_cli.operations.graph import (
     graph_counts,
     receipt_rows,
 )
+from undercroft_cli.operations.values import ValueRefused
 
 __all__ = ["kg_group"]
 
@@ -79,14 +80,13 @@ def kg_add(
     as_json: bool,
 ) -> int:
     """Add SUBJECT PREDICATE OBJECT."""
-    bounds = None
-    if span is not None:
-        start, _, end = span.partition(":")
-        if not (start.isdigit() and end.isdigit()):
-            raise click.BadParameter(f"--span must be START:END integers, got {span!r}")
-        bounds = (int(start), int(end))
+    try:
+        bounds = parse_span(span) if span is not None else None
+    except ValueRefused as refused:
+        raise click.BadParameter(f"--span must be {refused.expected}, got {span!r}") from None
     with open_store(vault) as store:
-        fact = KnowledgeGraph(store).add(
+        fact = add_fact(
+            store,
             subject,
             predicate,
             obj,
@@ -138,7 +138,7 @@ def kg_rel(predicate: str, vault: str, as_of: str | None, grounding: str | None,
 def kg_invalidate(fact_id: str, vault: str, ended: str | None, as_json: bool) -> int:
     """Close FACT_ID's validity window."""
     with open_store(vault) as store:
-        fact = KnowledgeGraph(store).invalidate(fact_id, ended=ended)
+        fact = close_fact(store, fact_id, ended=ended)
     click.echo(json.dumps(fact.to_dict(), ensure_ascii=False) if as_json else f"closed: {fact.id} at {fact.valid_to}")
     return 0
 
@@ -152,7 +152,7 @@ def kg_invalidate(fact_id: str, vault: str, ended: str | None, as_json: bool) ->
 def kg_supersede(fact_id: str, new_object: str, vault: str, at: str | None, as_json: bool) -> int:
     """Close FACT_ID and open its successor with NEW_OBJECT, atomically."""
     with open_store(vault) as store:
-        closed, successor = KnowledgeGraph(store).supersede(fact_id, new_object, at=at)
+        closed, successor = supersede_fact(store, fact_id, new_object, at=at)
     if as_json:
         click.echo(json.dumps({"closed": closed.to_dict(), "opened": successor.to_dict()}, ensure_ascii=False))
         return 0

@@ -11,7 +11,7 @@ from undercroft_store.memory.closets import build_closets, render_closets
 from undercroft_store.memory.dedup import check_duplicate, dedup
 from undercroft_store.memory.diaries import read_diary, write_diary
 from undercroft_store.memory.hallways import hallways
-from undercroft_store.memory.tunnels import delete_tunnel, follow_tunnel, traverse
+from undercroft_store.memory.tunnels import follow_tunnel, traverse
 from undercroft_store.memory.wakeup import wake_up
 
 from undercroft_cli._internal.composition import open_palace, open_reader, open_store
@@ -19,7 +19,7 @@ from undercroft_cli._internal.egress import advised_egress
 from undercroft_cli._internal.i18n import message
 from undercroft_cli.operations import closet_record, dedup_record, drawer_record, hallway_record, reached_records
 from undercroft_cli.operations.diaries import diary_keepers
-from undercroft_cli.operations.tunnels import open_tunnel, tunnel_records
+from undercroft_cli.operations.tunnels import open_tunnel, remove_tunnel, tunnel_records
 
 __all__ = [
     "check_dup_command",
@@ -160,7 +160,7 @@ def tunnel_follow(tunnel_id: str, vault: str, from_wing: str | None, limit: int,
 def tunnel_delete(tunnel_id: str, vault: str, as_json: bool) -> int:
     """Delete TUNNEL_ID (audited)."""
     with open_store(vault) as store:
-        delete_tunnel(store, tunnel_id)
+        remove_tunnel(store, tunnel_id)
     click.echo(json.dumps({"id": tunnel_id, "deleted": True}) if as_json else message("deleted.id", id=tunnel_id))
     return 0
 

@@ -1,10 +1,13 @@
-"""Drawer operations more than one surface runs: the in-place update and the deletion by source file.
+"""Drawer operations more than one surface runs: the in-place update, the deletion and the deletion by source file.
 
 ``update_drawer`` is what MCP's ``undercroft_update_drawer``, ``PUT /v1/vaults/{id}/drawers/{drawer_id}`` (which
 binds to that tool) and ``undercroft drawer update`` do, so the three cannot drift on what an update may change:
 the content only, re-sealed, re-tagged and audited through the store's write choke point under the admission
 screen. A drawer's id depends on where it lives, so wing and room are checks that must equal the drawer's own,
 never a move.
+
+``delete_drawer`` is what ``undercroft_delete_drawer``, ``DELETE /v1/vaults/{id}/drawers/{drawer_id}`` (bound to it)
+and ``undercroft drawer delete`` do: one deletion through the store, a keyed tombstone and an audit record left.
 
 ``delete_by_source`` is what MCP's ``undercroft_delete_by_source``, ``DELETE /v1/vaults/{id}/drawers`` (bound to
 it) and ``undercroft drawer delete-by-source`` do: which drawers go is a write decision, so it is taken over every
@@ -21,7 +24,7 @@ from undercroft_store import DrawerWrite, Screen
 from undercroft_store.governance.read_audit import InternalRead, silent
 from undercroft_store.store import VaultStore
 
-__all__ = ["DrawerUpdate", "UpdateRefused", "delete_by_source", "update_drawer"]
+__all__ = ["DrawerUpdate", "UpdateRefused", "delete_by_source", "delete_drawer", "update_drawer"]
 
 
 class UpdateRefused(ValueError):
@@ -72,6 +75,13 @@ def update_drawer(
     updated = replace(current, content=text, updated_at=now, occurrences=(), time_mentions=(), entities=())
     [result] = store.write([DrawerWrite(updated)], screening=Screen())
     return DrawerUpdate(result.outcome, result.id, current.wing, current.room)
+
+
+def delete_drawer(store: VaultStore, drawer_id: str) -> str:
+    """Delete drawer ``drawer_id`` (a keyed tombstone and an audit record remain); its id. An absent drawer is
+    the store's ``DrawerNotFound``, a malformed id its ``InvalidInput``: nothing is written either way."""
+    store.delete(drawer_id)
+    return drawer_id
 
 
 def delete_by_source(

@@ -1,6 +1,6 @@
-"""Tunnels every surface creates and lists the same way: what ``undercroft tunnel create|list``, the MCP tools
-``undercroft_create_tunnel`` / ``undercroft_list_tunnels`` and ``POST|GET /v1/vaults/{id}/tunnels`` (bound to
-them) do, said once.
+"""Tunnels every surface creates, lists and removes the same way: what ``undercroft tunnel create|list|delete``,
+the MCP tools ``undercroft_create_tunnel`` / ``undercroft_list_tunnels`` / ``undercroft_delete_tunnel`` and
+``POST|GET /v1/vaults/{id}/tunnels``, ``DELETE …/tunnels/{tid}`` (bound to them) do, said once.
 
 A tunnel's record is ``Tunnel.to_dict()``: ``{id, from_wing, from_room, to_wing, to_room, label, created_at}``;
 labels and names are words from the vault (to a model, untrusted data).
@@ -8,10 +8,10 @@ labels and names are words from the vault (to a model, untrusted data).
 
 from __future__ import annotations
 
-from undercroft_store.memory.tunnels import create_tunnel, list_tunnels
+from undercroft_store.memory.tunnels import create_tunnel, delete_tunnel, list_tunnels
 from undercroft_store.store import VaultStore
 
-__all__ = ["open_tunnel", "tunnel_records"]
+__all__ = ["open_tunnel", "remove_tunnel", "tunnel_records"]
 
 
 def open_tunnel(
@@ -31,3 +31,9 @@ def open_tunnel(
 def tunnel_records(store: VaultStore, *, wing: str | None = None) -> list[dict[str, str | None]]:
     """Every tunnel (with an end in ``wing`` when given), each row verified, as records in the store's order."""
     return [tunnel.to_dict() for tunnel in list_tunnels(store, wing=wing)]
+
+
+def remove_tunnel(store: VaultStore, tunnel_id: str) -> str:
+    """Remove tunnel ``tunnel_id`` (audited); its id. An unknown id is the store's refusal, nothing written."""
+    delete_tunnel(store, tunnel_id)
+    return tunnel_id

@@ -38,7 +38,7 @@ from undercroft_cli.mcp.tools.base import (
     vector,
 )
 from undercroft_cli.operations import DRAWER_SCHEMA, WRITE_PROPERTIES, drawer_record
-from undercroft_cli.operations.drawers import UpdateRefused, delete_by_source, update_drawer
+from undercroft_cli.operations.drawers import UpdateRefused, delete_by_source, delete_drawer, update_drawer
 
 __all__ = ["DEFAULT_ROOM", "DEFAULT_WING", "DRAWER_TOOLS", "SupersessionUnaccounted", "describe_write", "write_output"]
 
@@ -206,7 +206,7 @@ def _update_drawer(session: ToolSession, args: Arguments) -> ToolOutput:
 
 def _delete_drawer(session: ToolSession, args: Arguments) -> ToolOutput:
     drawer_id = args.required_text("drawer_id")
-    session.store.delete(drawer_id)
+    delete_drawer(session.store, drawer_id)
     return ToolOutput(f"deleted: {drawer_id} (a keyed tombstone and an audit record remain)", {"deleted": drawer_id})
 
 

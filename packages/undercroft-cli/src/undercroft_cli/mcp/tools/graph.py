@@ -22,6 +22,7 @@ from undercroft_cli.mcp.errors import InvalidArgument, ToolRefused
 from undercroft_cli.mcp.tools.base import ToolOutput, ToolSession, ToolSpec, boolean, integer, string
 from undercroft_cli.operations import FACT_SCHEMA, fact_record
 from undercroft_cli.operations.entities import ENTITY_PAGE_MAX, ENTITY_SCHEMA, entity_records
+from undercroft_cli.operations.facts import add_fact, close_fact, supersede_fact
 from undercroft_cli.operations.graph import (
     canonical_fact,
     fact_timeline,
@@ -66,7 +67,8 @@ def _open_facts(graph: KnowledgeGraph, args: Arguments, subject: str, predicate:
 
 
 def _kg_add(session: ToolSession, args: Arguments) -> ToolOutput:
-    fact = KnowledgeGraph(session.store).add(
+    fact = add_fact(
+        session.store,
         args.required_text("subject"),
         args.required_text("predicate"),
         args.required_text("object"),
@@ -81,7 +83,7 @@ def _kg_invalidate(session: ToolSession, args: Arguments) -> ToolOutput:
     graph = KnowledgeGraph(session.store)
     subject, predicate = args.required_text("subject"), args.required_text("predicate")
     closed = [
-        graph.invalidate(fact.id, ended=args.text("ended"))
+        close_fact(session.store, fact.id, ended=args.text("ended"))
         for fact in _open_facts(graph, args, subject, predicate, args.text("object"))
     ]
     text = "\n".join(f"closed: {fact.id} (valid_to {fact.valid_to})" for fact in closed)
@@ -94,7 +96,7 @@ def _kg_supersede(session: ToolSession, args: Arguments) -> ToolOutput:
     old_object = args.text("old_object")
     lines, pairs = [], []
     for fact in _open_facts(graph, args, subject, predicate, old_object):
-        closed, successor = graph.supersede(fact.id, args.required_text("new_object"), at=args.text("at"))
+        closed, successor = supersede_fact(session.store, fact.id, args.required_text("new_object"), at=args.text("at"))
         lines.append(f"superseded: {closed.id} -> {successor.id} ({successor.object}, from {successor.valid_from})")
         pairs.append({"closed": fact_record(closed), "successor": fact_record(successor)})
     return ToolOutput("\n".join(lines), {"superseded": pairs})

@@ -14,6 +14,7 @@ from undercroft_store import VaultStats
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.tools.base import ToolOutput, ToolSession, ToolSpec, string
 from undercroft_cli.operations import verify_record
+from undercroft_cli.operations.overview import status_record, taxonomy_of, vault_stats
 
 __all__ = ["PALACE_TOOLS", "taxonomy"]
 
@@ -42,31 +43,7 @@ _STATUS_OUTPUT = {key: {"type": kind} for key, kind in _STATUS_FIELDS}
 
 
 def _status(session: ToolSession, args: Arguments) -> str:
-    stats = session.store.stats()
-    status = {
-        "vault": stats.vault,
-        "level": stats.level,
-        "read_only": session.read_only,
-        "drawers": stats.drawers,
-        "quarantined": stats.quarantined,
-        "wings": len(stats.wings),
-        "rooms": len(stats.rooms),
-        "chain_records": stats.chain_records,
-        "writes": stats.writes,
-        "head": stats.head,
-        "db_bytes": stats.db_bytes,
-        "embedder": stats.embedder,
-        "embed_failures": stats.embed_failures,
-        "rerank_failures": stats.rerank_failures,
-        "late_failures": stats.late_failures,
-        "token_matrices": stats.token_matrices,
-        "unhealed": stats.unhealed,
-        "chain_ceiling": stats.chain_ceiling,
-        "chain_over_ceiling": stats.chain_over_ceiling,
-        "chain_replays": stats.chain_replays,
-        "heals": stats.heals,
-    }
-    return json.dumps(status, indent=2)
+    return json.dumps(status_record(vault_stats(session.store), read_only=session.read_only), indent=2)
 
 
 def _list_wings(session: ToolSession, args: Arguments) -> str:
@@ -83,10 +60,7 @@ def _list_rooms(session: ToolSession, args: Arguments) -> str:
 
 
 def _get_taxonomy(session: ToolSession, args: Arguments) -> str:
-    stats = session.store.stats()
-    tree: dict[str, object] = dict(taxonomy(stats))
-    if stats.quarantined:
-        tree[QUARANTINE_WING] = {"drawers": stats.quarantined, "rooms": "operator-only"}
+    tree = taxonomy_of(session.store).with_quarantine()
     return json.dumps({"taxonomy": tree}, indent=2, ensure_ascii=False)
 
 

@@ -14,7 +14,7 @@ from undercroft_store.memory import tunnels
 from undercroft_cli.mcp.arguments import Arguments
 from undercroft_cli.mcp.tools.base import ToolOutput, ToolSession, ToolSpec, drawer_block, integer, read_once, string
 from undercroft_cli.operations import DRAWER_SCHEMA, drawer_record, reached_records
-from undercroft_cli.operations.tunnels import open_tunnel, tunnel_records
+from undercroft_cli.operations.tunnels import open_tunnel, remove_tunnel, tunnel_records
 
 __all__ = ["TUNNEL_TOOLS"]
 
@@ -38,7 +38,7 @@ def _list(session: ToolSession, args: Arguments) -> str:
 
 def _delete(session: ToolSession, args: Arguments) -> ToolOutput:
     tunnel_id = args.required_text("tunnel_id")
-    tunnels.delete_tunnel(session.store, tunnel_id)
+    remove_tunnel(session.store, tunnel_id)
     return ToolOutput(f"deleted: {tunnel_id}", {"deleted": tunnel_id})
 
 
