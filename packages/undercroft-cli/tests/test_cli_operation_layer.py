@@ -496,3 +496,24 @@ def test_the_overview_and_fact_writes_are_what_the_tools_do(cli_run: CliRun, mon
     assert _tool("undercroft_delete_tunnel", writable=True, tunnel_id=tunnel["id"]) == {"deleted": tunnel["id"]}
     assert _json(cli_run, "tunnel", "list", "--json") == []
     assert cli_run("verify")[0] == 0
+
+
+def test_duplicate_checks_and_diary_writes_are_what_the_tools_do(cli_run: CliRun) -> None:
+    """One operation each; the defaults and the stamp differ on purpose (operations/duplicates.py, diaries.py)."""
+    stored = cli_run("remember", "The gateway owns auth.", "--wing", "backend")[1].split()[1]
+    verdict = _json(cli_run, "drawer", "check-dup", "The gateway owns auth.")
+    tool = _tool("undercroft_check_duplicate", content="The gateway owns auth.")
+    assert (verdict["duplicate"], verdict["id"], verdict["exact"]) == (True, stored, True)
+    assert (tool["duplicate"], tool["drawer"]["id"], tool["exact"]) == (True, stored, True)
+    assert _json(cli_run, "drawer", "check-dup", "Nothing like it was ever said.")["duplicate"] is False
+
+    written = _json(cli_run, "diary", "write", "coder", "Shipped the billing move.", "--json")["results"][0]["id"]
+    told = _tool("undercroft_diary_write", writable=True, agent_name="coder", entry="Reviewed the gateway.")
+    by_tool = told["results"][0]["id"]
+    from undercroft_cli._internal.composition import open_store
+
+    with open_store("default", read_only=True) as store:
+        stamps = {d.id: d.added_by for d in store.list_drawers(wing="diary-coder")}
+    assert stamps == {written: "diary:coder", by_tool: "mcp"}  # the operator's claim; the surface, never a claim
+    code, _, err = cli_run("diary", "write", "coder", "   ")
+    assert code == 1 and "a diary entry must not be empty" in err

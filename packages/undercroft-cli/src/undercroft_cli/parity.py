@@ -225,10 +225,6 @@ OPERATION_BYPASSES: dict[str, str] = {
     # says what differs (what a shared operation would have to reconcile first).
     "remember": _in_tool("undercroft_save") + ": one append-id drawer (fence, supersedes, vector); remember "
     "chunks the text through store.remember",
-    "drawer check-dup": _in_tool("undercroft_check_duplicate") + ": the tool defaults to similarity 0.9 and "
-    "re-reads the match; the CLI is exact unless --threshold",
-    "diary write": _in_tool("undercroft_diary_write") + ": it stamps its surface, never the claimed agent "
-    "(deliberate, mcp/tools/diaries.py); the CLI's write_diary stamps diary:<agent>",
 }
 """The CLI commands that still reach the store themselves for a capability MCP or /v1 also carries, each with why.
 

@@ -7,10 +7,12 @@ import sys
 
 import click
 from undercroft_store import DEFAULT_VAULT
+from undercroft_store.errors import NothingToRemember
 from undercroft_store.memory.closets import build_closets, render_closets
-from undercroft_store.memory.dedup import check_duplicate, dedup
-from undercroft_store.memory.diaries import read_diary, write_diary
+from undercroft_store.memory.dedup import dedup
+from undercroft_store.memory.diaries import read_diary
 from undercroft_store.memory.hallways import hallways
+from undercroft_store.memory.kg.errors import InvalidSurfaceInput
 from undercroft_store.memory.tunnels import follow_tunnel, traverse
 from undercroft_store.memory.wakeup import wake_up
 
@@ -18,7 +20,8 @@ from undercroft_cli._internal.composition import open_palace, open_reader, open_
 from undercroft_cli._internal.egress import advised_egress
 from undercroft_cli._internal.i18n import message
 from undercroft_cli.operations import closet_record, dedup_record, drawer_record, hallway_record, reached_records
-from undercroft_cli.operations.diaries import diary_keepers
+from undercroft_cli.operations.diaries import diary_keepers, write_entry
+from undercroft_cli.operations.duplicates import find_duplicate
 from undercroft_cli.operations.tunnels import open_tunnel, remove_tunnel, tunnel_records
 
 __all__ = [
@@ -52,7 +55,11 @@ def diary_group() -> None:
 def diary_write(agent: str, text: str | None, vault: str, topic: str | None, as_json: bool) -> int:
     """Append TEXT (or standard input) to AGENT's diary."""
     with open_store(vault) as store:
-        results = write_diary(store, agent, _text(text), topic=topic)
+        try:
+            # The operator's own claim: a CLI entry is stamped diary:<agent>, which the trusted-sources list can name.
+            results = write_entry(store, agent, _text(text), topic=topic, added_by=f"diary:{agent}")
+        except NothingToRemember:
+            raise InvalidSurfaceInput("a diary entry must not be empty") from None
     if as_json:
         click.echo(json.dumps({"results": [{"outcome": r.outcome, "id": r.id} for r in results]}))
         return 0
@@ -264,7 +271,7 @@ def check_dup_command(
 ) -> int:
     """Is TEXT already stored? Prints {duplicate, id, exact, similarity}."""
     with open_store(vault, read_only=True) as store:
-        found = check_duplicate(store, _text(text), wing=wing, room=room, threshold=threshold)
+        found = find_duplicate(store, _text(text), wing=wing, room=room, threshold=threshold)
     click.echo(
         json.dumps({"duplicate": found.duplicate, "id": found.id, "exact": found.exact, "similarity": found.similarity})
     )

@@ -1,11 +1,11 @@
 """Diary tools: write, read, list agents — per-agent diaries in the store's ``diary-<agent>`` wings.
 
 Arguments are MemPalace 3.11's (``agent_name``, ``entry`` with ``content`` as its alias, ``topic``,
-``last_n``). The write calls the store's ``remember`` rather than its ``write_diary`` because that helper
-stamps ``added_by="diary:<agent>"`` from the caller's own agent name: over MCP the name
-is a claim, and a claim must never become the writing surface the trusted-sources bypass matches. So every
-entry is stamped ``added_by="mcp"``, the agent is recorded as a claim, and the drawers go through the
-choke point with ``Screen()`` (a diverted entry is reported as quarantined, never as written).
+``last_n``). The write is the CLI's (``operations.diaries.write_entry``) with one argument its own: the CLI stamps
+``added_by="diary:<agent>"`` from its operator's agent name, but over MCP the name is a claim, and a claim must
+never become the writing surface the trusted-sources bypass matches. So every entry is stamped with the
+surface (``added_by="mcp"``), the agent is recorded as a claim, and the drawers go through the choke point with
+``Screen()`` (a diverted entry is reported as quarantined, never as written).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import json
 
 from undercroft_core.errors import InvalidInput
 from undercroft_core.names import validate_name
-from undercroft_store import Screen
 from undercroft_store.errors import NothingToRemember
 from undercroft_store.memory.diaries import DIARY_ROOM, diary_wing, read_diary
 
@@ -24,7 +23,7 @@ from undercroft_cli.mcp.tools.base import ToolOutput, ToolSession, ToolSpec, dra
 from undercroft_cli.mcp.tools.drawers import describe_write
 from undercroft_cli.mcp.tools.search import SEARCH_NOTICE
 from undercroft_cli.operations import DRAWER_SCHEMA, WRITE_PROPERTIES, drawer_record
-from undercroft_cli.operations.diaries import diary_keepers
+from undercroft_cli.operations.diaries import diary_keepers, write_entry
 
 __all__ = ["DIARY_TOOLS"]
 
@@ -49,9 +48,7 @@ def _diary_write(session: ToolSession, args: Arguments) -> ToolOutput:
     if entry is None:
         raise InvalidArgument(f"{args.tool}: argument 'entry' (or its alias 'content') is required")
     try:
-        results = session.store.remember(
-            entry, wing=wing, room=room, added_by=session.surface, agent=agent, screening=Screen()
-        )
+        results = write_entry(session.store, agent, entry, topic=room, added_by=session.surface)
     except NothingToRemember:
         raise InvalidArgument(f"{args.tool}: argument 'entry' is empty after normalisation") from None
     text = "\n".join(describe_write(result, wing=wing, room=room) for result in results)

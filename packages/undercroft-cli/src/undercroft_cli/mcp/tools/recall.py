@@ -37,6 +37,7 @@ from undercroft_cli.operations import (
     hallway_record,
     nullable,
 )
+from undercroft_cli.operations.duplicates import find_duplicate
 
 __all__ = ["DEFAULT_DUPLICATE_THRESHOLD", "RECALL_TOOLS"]
 
@@ -79,16 +80,15 @@ def _wake_up(session: ToolSession, args: Arguments) -> ToolOutput:
 
 def _check_duplicate(session: ToolSession, args: Arguments) -> ToolOutput:
     threshold = args.number("threshold") or DEFAULT_DUPLICATE_THRESHOLD
-    found = dedup.check_duplicate(
+    found = find_duplicate(
         session.store, args.required_text("content"), wing=args.text("wing"), room=args.text("room"),
         threshold=threshold,
     )  # fmt: skip
-    data = {"duplicate": False, "exact": bool(found.exact), "similarity": found.similarity, "threshold": threshold}
-    if not found.duplicate or found.id is None:
+    data = {"duplicate": False, "exact": found.exact, "similarity": found.similarity, "threshold": threshold}
+    match = found.match
+    if match is None:
         nearest = "" if found.similarity is None else f"nearest similarity {found.similarity:.3f} "
         return ToolOutput(f"no duplicate ({nearest}below threshold {threshold:.2f})", data)
-    # A verified read that refuses a quarantine resident: defence in depth behind the store's own exclusion.
-    match = session.store.get(found.id)
     how = "exact" if found.exact else f"similarity {found.similarity or 0.0:.3f} >= {threshold:.2f}"
     text = "\n".join([f"duplicate: {match.id} ({how}) in {match.wing}/{match.room}", SEARCH_NOTICE,
                       drawer_block(match, full=False)])  # fmt: skip
