@@ -281,3 +281,35 @@ def test_warnings_are_data_and_never_printed(
 def test_unknown_names_raise_with_a_suggestion() -> None:
     with pytest.raises(config.UnknownDeclaration, match="did you mean UNDERCROFT_POOL_DIV"):
         config.resolve("UNDERCROFT_POOL_DIVV")
+
+
+UNBUILT = {"UNDERCROFT_WING_PQ_MIN": "the per-wing PQ tier", "UNDERCROFT_PQ_PAGE_MIN": "the sealed page tier"}
+
+
+def test_the_unbuilt_declarations_are_exactly_the_ones_no_code_reads() -> None:
+    """Counted both ways: a declaration marked unbuilt is read by no package's code, and the marks are these."""
+    marked = {entry.name: entry.unbuilt for entry in config.REGISTRY.values() if entry.unbuilt is not None}
+    assert marked == UNBUILT
+    root = Path(__file__).resolve().parents[3] / "packages"
+    for name in marked:
+        accessor = name.removeprefix("UNDERCROFT_").lower()
+        for source in root.glob("*/src/**/*.py"):
+            if source.relative_to(root).parts[0] == "undercroft-config":
+                continue  # where it is declared and resolved
+            text = source.read_text("utf-8")
+            assert f"settings.{accessor}(" not in text and name not in text, (
+                f"{source} reads {name}: its tier is built, so drop `unbuilt` from the declaration"
+            )
+
+
+def test_a_clean_value_of_an_unbuilt_declaration_warns_that_it_changes_nothing() -> None:
+    report = config.check({"UNDERCROFT_PQ_PAGE_MIN": "65536", "UNDERCROFT_WING_PQ_MIN": "2048"}, build=HASH_ONLY)
+    assert report.starts
+    by_name = {entry.name: entry for entry in report.entries}
+    for name, tier in UNBUILT.items():
+        assert by_name[name].status is Status.WARNED
+        note = f"{name} is declared but changes nothing: {tier} is not built yet (docs/scaling.md)"
+        assert by_name[name].message == note
+    bad = config.check({"UNDERCROFT_PQ_PAGE_MIN": "yes"}, build=HASH_ONLY).entries[0]
+    assert bad.status is Status.WARNED and "legal" in (bad.message or "")  # the parse warning, not the note
+    assert config.check({}, build=HASH_ONLY).entries == ()

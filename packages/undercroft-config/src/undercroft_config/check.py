@@ -104,7 +104,8 @@ def check(env: Mapping[str, str] | None = None, *, build: Build) -> CheckReport:
     Nothing is opened — no vault, no database, no socket — except the files CA pins name. A value that
     parses but selects a capability `build` lacks refuses, naming the variable and the missing component.
     Variables with the prefix that no resolver knows are reported as unknown (likely typos), with the
-    nearest name. This is the start-up resolver (`undercroft_config.startup.start` runs it), not a copy.
+    nearest name. A clean value of a declaration whose tier is not built yet warns that it changes nothing.
+    This is the start-up resolver (`undercroft_config.startup.start` runs it), not a copy.
     """
     environment = os.environ if env is None else env
     present = sorted(name for name in environment if name.startswith(PREFIX))
@@ -120,5 +121,14 @@ def check(env: Mapping[str, str] | None = None, *, build: Build) -> CheckReport:
             entries.append(CheckEntry(name, Status.REFUSED, cross[name]))
         else:
             outcome = results[name]
-            entries.append(CheckEntry(name, outcome.status, outcome.message))
+            entries.append(_unbuilt(outcome) or CheckEntry(name, outcome.status, outcome.message))
     return CheckReport(tuple(entries))
+
+
+def _unbuilt(outcome: Resolution) -> CheckEntry | None:
+    """A warning for a clean value of a declaration whose tier is not built: it would read as applied."""
+    missing = declaration(outcome.name).unbuilt
+    if missing is None or outcome.status not in (Status.VALIDATED, Status.ACCEPTED):
+        return None
+    message = f"{outcome.name} is declared but changes nothing: {missing} is not built yet (docs/scaling.md)"
+    return CheckEntry(outcome.name, Status.WARNED, message)

@@ -75,6 +75,9 @@ class Declaration:
     display: Callable[[str], str] | None = field(default=None, repr=False)
     #: resolved value -> the capability it selects (None: nothing to select); a build lacking it refuses.
     requires: Callable[[object], Capability | None] = field(default=lambda _value: None, repr=False)
+    #: What this declaration tunes that is not built yet (None: built). Such a value is validated and changes
+    #: nothing; `config check` and start-up say so rather than let it read as applied.
+    unbuilt: str | None = None
 
     @property
     def declaration_class(self) -> DeclarationClass:

@@ -29,6 +29,7 @@ def declare(
     secret: bool = False,
     display: Callable[[str], str] | None = None,
     requires: Callable[[object], Capability | None] | None = None,
+    unbuilt: str | None = None,
 ) -> Declaration:
     """Build one declaration; the fallback defaults to None (unset means absent), `requires` to nothing."""
     return Declaration(
@@ -44,6 +45,7 @@ def declare(
         secret=secret,
         display=display,
         requires=requires if requires is not None else _nothing,
+        unbuilt=unbuilt,
     )
 
 

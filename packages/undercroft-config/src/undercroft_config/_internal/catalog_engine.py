@@ -419,9 +419,11 @@ RETRIEVAL: tuple[Declaration, ...] = (
         "4096",
         "an integer ≥ 1, or off",
         D.WARN,
-        "Wings at least this large carry their own PQ index; off disables the per-wing tier.",
+        "Not built yet (validated, changes nothing): wings at least this large would carry their own PQ index; "
+        "a declared scope is drawn through the whole index's id selector instead.",
         p.integer(1, off=True),
         constant(4096),
+        unbuilt="the per-wing PQ tier",
     ),
     declare(
         "UNDERCROFT_POOL_DIV",
@@ -441,8 +443,10 @@ RETRIEVAL: tuple[Declaration, ...] = (
         "off",
         "an integer ≥ 1, or off",
         D.WARN,
-        "Sealed page tier: one AEAD page per IVF list above this size.",
+        "Not built yet (validated, changes nothing): the sealed page tier, one AEAD page per IVF list above this "
+        "size; every code row is sealed on its own.",
         p.integer(1, off=True),
+        unbuilt="the sealed page tier",
     ),
     declare(
         "UNDERCROFT_TOK_PQ_MIN",
