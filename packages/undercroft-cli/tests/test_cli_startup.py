@@ -133,3 +133,46 @@ def test_search_and_listings_do_not_load_the_admission_screen_until_a_write_is_s
     out = subprocess.run([*writer[:2], f"import json, sys\n{written}"], env=off, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.splitlines()[-1]) == ["created", []]
+
+
+#: What a cold ``search`` or ``remember`` has no use for (issue 18 §4): numpy's masked arrays (a plain
+#: ``np.unique`` or ``np.isin`` imports them), the signing stack (bundles and signed receipts only) and the two
+#: calendar libraries (a Hijri or Jalali date only).
+COLD_UNNEEDED = ("numpy.ma", "nacl.signing", "pqcrypto", "undercroft_vault.attestation", "hijridate", "jdatetime")
+
+
+def _command_loads(home: Path, args: list[str]) -> tuple[list[str], str]:
+    """Which of numpy and `COLD_UNNEEDED` a fresh process running ``undercroft ARGS`` has imported at its end,
+    and what the command printed."""
+    watched = ("numpy", *COLD_UNNEEDED)
+    code = (
+        "import json, sys\nimport undercroft_cli.main as m\n"
+        f"try:\n    m.cli.main({args!r}, prog_name='undercroft')\n"
+        "except SystemExit as exit_:\n    assert not exit_.code, exit_.code\n"
+        f"print(json.dumps(sorted(n for n in {watched!r} if n in sys.modules)))"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UNDERCROFT_")}
+    env["UNDERCROFT_HOME"] = str(home)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    *printed, loaded = out.stdout.splitlines()
+    return list(json.loads(loaded)), "\n".join(printed)
+
+
+def test_a_cold_remember_and_search_load_no_masked_arrays_signing_stack_or_calendars(tmp_path: Path) -> None:
+    """The hash embedder, the search's joins and its language codes avoid ``np.unique``'s masked-array import;
+    the vault's names and the forgetting receipts load the signing stack on first use; the calendars load
+    their libraries with the first Hijri or Jalali date. The search returns hits, so it reads their time
+    mentions (an ISO date among them) and runs the lexical scorer."""
+    home = tmp_path / "home"
+    _command_loads(home, ["init"])
+    notes = [
+        "We chose GraphQL over REST for the gateway on 2024-03-05",
+        "The gateway latency budget is 40 ms at the 99th percentile",
+        "Postgres holds the billing schema; the graphql gateway reads it",
+    ]
+    for note in notes:
+        assert _command_loads(home, ["remember", note])[0] == ["numpy"]
+    loaded, printed = _command_loads(home, ["search", "graphql gateway latency"])
+    assert loaded == ["numpy"]
+    assert "[3]" in printed and "gateway" in printed  # the premise: hits, read and shown

@@ -11,9 +11,6 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Final
 
-import jdatetime
-from hijridate import Hijri
-
 from undercroft_core.errors import InvalidInput
 
 __all__ = ["JAPANESE_ERAS", "era_year_span", "to_gregorian", "year_span"]
@@ -42,10 +39,16 @@ def to_gregorian(calendar: str, year: int, month: int, day: int) -> date:
     try:
         if calendar in _OFFSETS:
             return date(year + _OFFSETS[calendar], month, day)
+        # The two calendar libraries load with the first date written in them, not with every reader of time
+        # mentions: a search that shows hits scans their dates, and rarely meets one (issue 18 §4).
         if calendar == "hijri":
+            from hijridate import Hijri
+
             converted = Hijri(year, month, day).to_gregorian()
             return date(converted.year, converted.month, converted.day)
         if calendar == "jalali":
+            import jdatetime
+
             result: date = jdatetime.date(year, month, day).togregorian()
             return result
     except (ValueError, OverflowError) as error:

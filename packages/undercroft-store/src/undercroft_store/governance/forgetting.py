@@ -28,25 +28,14 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import undercroft_obs as obs
 from undercroft_core.errors import InvalidInput
 from undercroft_core.ids import validate_drawer_id
 from undercroft_core.vocabulary import QUARANTINE_WING
 from undercroft_obs import names
-from undercroft_vault import (
-    GENESIS,
-    AuditRow,
-    BundleManifest,
-    SignatureRefused,
-    SigningIdentity,
-    chain_step,
-    compute_tag,
-    constant_time_equal,
-    sign_bundle_manifest,
-    verify_bundle_manifest,
-)
+from undercroft_vault import GENESIS, AuditRow, SignatureRefused, chain_step, compute_tag, constant_time_equal
 
 from undercroft_store.errors import DrawerNotFound, InvalidDrawer, ReadOnlyStore, StoreClosed
 from undercroft_store.kernel._internal.chain_append import committed_head
@@ -64,6 +53,9 @@ from undercroft_store.kernel._internal.transaction import audited
 from undercroft_store.kernel.label_guard import label_guard
 from undercroft_store.kernel.writes import delete_within
 from undercroft_store.store import VaultStore
+
+if TYPE_CHECKING:
+    from undercroft_vault import SigningIdentity
 
 __all__ = [
     "FORGET_LABEL_PREFIX",
@@ -272,6 +264,10 @@ def forget_within(
 
 
 def _sign(body: ReceiptBody, signer: SigningIdentity) -> dict[str, Any]:
+    # The signing stack (nacl.signing, pqcrypto) loads with the first signed or checked receipt, not with
+    # every store command that imports this module (issue 18 §4).
+    from undercroft_vault import BundleManifest, sign_bundle_manifest
+
     claims = BundleManifest.describe(
         body.canonical(),
         scope=f"forget:{body.vault}",
@@ -291,6 +287,8 @@ def _check_signature(
         if pinned_sender is not None:
             findings.append("a sender was pinned but the receipt is unsigned")
         return "unsigned", None
+    from undercroft_vault import verify_bundle_manifest
+
     try:
         verdict = verify_bundle_manifest(
             json.dumps(attestation).encode("ascii"),

@@ -337,7 +337,11 @@ class FullScanTier:
 
 def joined(drawn: Candidates, seqs: NDArray[np.int64], cosines: NDArray[np.float32]) -> Candidates:
     """``drawn`` followed by those of ``seqs`` it does not hold, best cosine first (ties by write order)."""
-    fresh = ~np.isin(seqs, drawn.seqs)
+    # Membership by a binary search over the drawn seqs, not `np.isin`: its sorting path calls `np.unique`,
+    # whose first plain call imports `numpy.ma` (~10 ms of a cold CLI search, issue 18 §4).
+    held = np.sort(drawn.seqs)
+    at = np.minimum(np.searchsorted(held, seqs), max(len(held) - 1, 0))
+    fresh = held[at] != seqs if len(held) else np.ones(len(seqs), dtype=np.bool_)
     seqs, cosines = seqs[fresh], cosines[fresh]
     order = np.lexsort((seqs, -cosines))
     return Candidates(
