@@ -8,8 +8,9 @@ program that needs only ``undercroft_core.errors`` (the CLI's ``--version``) nev
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from undercroft_core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from undercroft_core.calibration import (
@@ -239,22 +240,4 @@ _EXPORTS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Load an exported name (or a submodule) on first use, then keep it in this module's namespace."""
-    module = _EXPORTS.get(name)
-    if module is not None:
-        value = getattr(importlib.import_module(module), name)
-    elif not name.startswith("__"):
-        try:
-            value = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The exported names beside what is loaded already."""
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS, __all__)

@@ -8,8 +8,9 @@ never pays for the signing stack (``nacl.signing``, ``pqcrypto``) that only bund
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from undercroft_core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from undercroft_vault.attestation import (
@@ -239,20 +240,4 @@ _EXPORTS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is not None:
-        value = getattr(importlib.import_module(module), name)
-    elif not name.startswith("__"):
-        try:
-            value = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS, __all__)
