@@ -604,7 +604,9 @@ def test_a_vector_beside_supersedes_is_refused_by_name_never_dropped(cli_run: Cl
         )
     assert reply.is_error and "argument(s) vector cannot accompany 'supersedes'" in reply.text
     assert [d.id for d in _landed("backend")] == [old]
-    superseded = _tool("undercroft_save", writable=True, content="The gateway owns auth and billing.", supersedes=old)
+    superseded = _tool(  # an empty wing is "not named" beside supersedes too, as it is without
+        "undercroft_save", writable=True, content="The gateway owns auth and billing.", supersedes=old, wing=""
+    )
     assert (superseded["outcome"], superseded["wing"], superseded["room"]) == ("created", "backend", "notes")
 
 
