@@ -156,6 +156,7 @@ def test_the_commands_that_share_an_operation_are_seen_doing_so() -> None:
     assert f"{_LAYER}.history.history_page" in found["history"]
     assert f"{_LAYER}.entities.entity_records" in found["kg entities"]
     assert f"{_LAYER}.refine.refine" in found["refine"]
+    assert f"{_LAYER}.saving.save" in found["remember"]
     assert "retention clear" not in found and "index push" not in found  # no other surface carries them
 
 
@@ -315,7 +316,7 @@ def test_tunnels_and_diary_keepers_are_the_records_the_tools_answer(cli_run: Cli
     assert _json(cli_run, "diary", "agents", "--json") == _tool("undercroft_list_agents") == {"agents": {"coder": 1}}
 
 
-def _v1(fresh_home: Path, method: str, path: str, body: dict[str, object] | None = None) -> Any:
+def _v1(fresh_home: Path, method: str, path: str, body: dict[str, object] | None = None, *, status: int = 200) -> Any:
     """One /v1 request in process over the CLI's palace (the handle closed again before the CLI runs)."""
     from starlette.testclient import TestClient
     from undercroft_cli._internal.composition import pick_embedder
@@ -327,7 +328,7 @@ def _v1(fresh_home: Path, method: str, path: str, body: dict[str, object] | None
         tenancy = Tenancy(palace, pick_embedder(), read_only=False)
         with TestClient(build_app(Service(tenancy, Gate(None, None), None))) as client:
             response = client.request(method, path, json=body)
-        assert response.status_code == 200, response.text
+        assert response.status_code == status, response.text
         return response.json()
     finally:
         palace.close()
@@ -517,3 +518,121 @@ def test_duplicate_checks_and_diary_writes_are_what_the_tools_do(cli_run: CliRun
     assert stamps == {written: "diary:coder", by_tool: "mcp"}  # the operator's claim; the surface, never a claim
     code, _, err = cli_run("diary", "write", "coder", "   ")
     assert code == 1 and "a diary entry must not be empty" in err
+
+
+# --- Saving: one operation under remember, undercroft_save / undercroft_add_drawer and POST /v1/…/drawers -------
+
+
+def _landed(wing: str) -> list[Any]:
+    """Every drawer of ``wing`` in the default vault, oldest first."""
+    from undercroft_cli._internal.composition import open_store
+
+    with open_store("default", read_only=True) as store:
+        return list(reversed(store.list_drawers(wing=wing)))
+
+
+_SAME = ("content", "wing", "room", "kind", "id_recipe", "source_file", "content_date", "agent", "supersedes")
+
+
+def test_every_surface_files_the_same_drawer_for_the_same_words(cli_run: CliRun, fresh_home: Path) -> None:
+    words = "  We chose GraphQL over REST for the gateway.\r\n"
+    place = {"wing": "backend", "room": "decisions", "kind": "decision"}
+    cli = _json(cli_run, "remember", words, "--wing", "backend", "--room", "decisions", "--kind", "decision", "--json")
+    saved = _tool("undercroft_save", writable=True, content=words, **place)
+    added = _tool("undercroft_add_drawer", writable=True, content=words, **place)
+    posted = _v1(fresh_home, "POST", "/v1/vaults/default/drawers", {"text": words, **place})
+    [row] = cli["results"]
+    assert {k: row[k] for k in ("outcome", "wing", "room")} == {"outcome": "created", "wing": "backend",
+                                                                "room": "decisions"}  # fmt: skip
+    for reply in (saved, added):
+        assert reply == {**row, "id": reply["id"]}
+    assert posted == {**row, "id": posted["id"], "quarantined": False}
+    drawers = _landed("backend")
+    assert [d.id for d in drawers] == [row["id"], saved["id"], added["id"], posted["id"]]
+    assert len({tuple(getattr(d, k) for k in _SAME) for d in drawers}) == 1  # the same drawer, four ids
+    assert drawers[0].content == "We chose GraphQL over REST for the gateway."
+    assert [d.added_by for d in drawers] == ["cli", "mcp", "mcp", "v1"]  # each surface's stamp, never a claim
+    assert cli_run("verify")[0] == 0
+
+
+def test_long_text_splits_on_the_cli_and_stays_one_drawer_over_mcp_and_v1(cli_run: CliRun, fresh_home: Path) -> None:
+    # The one stated difference (SaveRequest.split): a person pipes whole files into remember; an agent saves one
+    # memory, one drawer per call.
+    text = "\n\n".join(
+        f"Paragraph {n} of the runbook says to drain the node before patching it." * 4 for n in range(12)
+    )
+    assert len(text) > 3 * 800
+    rows = _json(cli_run, "remember", text, "--wing", "cli", "--json")["results"]
+    assert len(rows) > 1 and {r["outcome"] for r in rows} == {"created"}
+    pieces = _landed("cli")
+    assert [d.id for d in pieces] == [r["id"] for r in rows] and all(d.content in text for d in pieces)
+    assert _tool("undercroft_save", writable=True, content=text, wing="mcp")["outcome"] == "created"
+    assert _v1(fresh_home, "POST", "/v1/vaults/default/drawers", {"text": text, "wing": "v1"})["outcome"] == "created"
+    assert [d.content for d in _landed("mcp")] == [d.content for d in _landed("v1")] == [text]
+
+
+def test_text_blank_after_normalisation_is_refused_on_every_surface(cli_run: CliRun) -> None:
+    # Control characters are dropped by normalisation: visible to the argument check, nothing to the save.
+    controls = "\x01\x02\x7f"
+    code, out, err = cli_run("remember", controls)
+    assert (code, out) == (1, "") and "nothing to remember" in err
+    from undercroft_cli._internal.composition import open_store, pick_embedder
+    from undercroft_cli.mcp import McpDispatcher, ToolSession
+
+    with open_store("default") as store:
+        mcp = McpDispatcher(ToolSession(store, pick_embedder(), read_only=False))
+        for tool, place in (("undercroft_save", {}), ("undercroft_add_drawer", {"wing": "w", "room": "r"})):
+            reply = mcp.call(tool, {"content": controls, **place})
+            assert reply.is_error and reply.text == (
+                f"error: {tool}: argument 'content' is empty after normalisation (whitespace and invisible "
+                "characters only)"
+            )
+    assert _json(cli_run, "stats", "--json")["drawers"] == 0
+
+
+def test_a_vector_beside_supersedes_is_refused_by_name_never_dropped(cli_run: CliRun) -> None:
+    # A drift the shared operation mended: the tool took a vector beside supersedes and dropped it, where every
+    # other field supersede_drawer cannot carry is refused by name.
+    old = cli_run("remember", "The gateway owns auth.", "--wing", "backend")[1].split()[1]
+    from undercroft_cli._internal.composition import open_store, pick_embedder
+    from undercroft_cli.mcp import McpDispatcher, ToolSession
+
+    vector = [0.0] * pick_embedder().identity.dimension
+    with open_store("default") as store:
+        reply = McpDispatcher(ToolSession(store, pick_embedder(), read_only=False)).call(
+            "undercroft_save", {"content": "The gateway owns auth and billing.", "supersedes": old, "vector": vector}
+        )
+    assert reply.is_error and "argument(s) vector cannot accompany 'supersedes'" in reply.text
+    assert [d.id for d in _landed("backend")] == [old]
+    superseded = _tool(  # an empty wing is "not named" beside supersedes too, as it is without
+        "undercroft_save", writable=True, content="The gateway owns auth and billing.", supersedes=old, wing=""
+    )
+    assert (superseded["outcome"], superseded["wing"], superseded["room"]) == ("created", "backend", "notes")
+
+
+def test_a_diverted_save_is_reported_quarantined_on_every_surface(
+    cli_run: CliRun, fresh_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("UNDERCROFT_ADMISSION", "quarantine")
+    slot = _json(cli_run, "remember", ATTACK, "--wing", "notes", "--room", "a", "--json")["results"]
+    tool = _tool("undercroft_save", writable=True, content=ATTACK, wing="notes", room="b")
+    posted = _v1(fresh_home, "POST", "/v1/vaults/default/drawers", {"text": ATTACK, "wing": "notes", "room": "c"},
+                 status=202)  # fmt: skip
+    assert [r["outcome"] for r in (*slot, tool, posted)] == ["quarantined"] * 3 and posted["quarantined"] is True
+    queue = _json(cli_run, "admission", "list", "--json")
+    assert [item["id"] for item in queue] == [slot[0]["id"], tool["id"], posted["id"]]
+    assert _landed("notes") == []
+
+
+def test_the_save_operation_states_its_split_and_refuses_a_split_supersession(cli_run: CliRun) -> None:
+    from undercroft_cli._internal.composition import open_store
+    from undercroft_cli.operations.saving import SaveRefused, SaveRequest, save
+
+    old = cli_run("remember", "The gateway owns auth.")[1].split()[1]
+    with open_store("default") as store:
+        request = SaveRequest(content="The gateway owns auth and billing.", added_by="t", split=True, supersedes=old)
+        with pytest.raises(SaveRefused, match="a supersession replaces one drawer with one"):
+            save(store, request, now="2025-01-01T00:00:00.000000Z")
+        with pytest.raises(TypeError):
+            SaveRequest(content="words", added_by="t")  # type: ignore[call-arg]  # split is every caller's to state
+    assert len(_landed("general")) == 1

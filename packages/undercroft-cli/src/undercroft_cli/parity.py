@@ -216,16 +216,7 @@ CLI_ONLY: dict[str, str] = {
 """The commands of the local program, with what each does on this machine."""
 
 
-def _in_tool(tool: str) -> str:
-    return f"{tool} (and /v1 through tool_binding) does this in the tool's own handler"
-
-
-OPERATION_BYPASSES: dict[str, str] = {
-    # The agent plane: the tool's handler holds its logic; the CLI does the same act its own way, so each entry
-    # says what differs (what a shared operation would have to reconcile first).
-    "remember": _in_tool("undercroft_save") + ": one append-id drawer (fence, supersedes, vector); remember "
-    "chunks the text through store.remember",
-}
+OPERATION_BYPASSES: dict[str, str] = {}
 """The CLI commands that still reach the store themselves for a capability MCP or /v1 also carries, each with why.
 
 A command belongs here when its parity row names an MCP tool or a /v1 route and the command (its callback, or a

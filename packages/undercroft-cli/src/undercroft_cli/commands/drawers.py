@@ -16,6 +16,7 @@ from undercroft_cli._internal.i18n import message
 from undercroft_cli._internal.vector_option import parse_vector_option
 from undercroft_cli.operations import drawer_record
 from undercroft_cli.operations.drawers import UpdateRefused, delete_drawer, update_drawer
+from undercroft_cli.operations.saving import DEFAULT_ROOM, DEFAULT_WING, SaveRequest, save
 
 __all__ = ["drawer_group", "remember_command"]
 
@@ -25,8 +26,8 @@ _VAULT = click.option("--vault", default=DEFAULT_VAULT, show_default=True, help=
 @click.command("remember")
 @click.argument("text", required=False)
 @_VAULT
-@click.option("--wing", default="general", show_default=True)
-@click.option("--room", default="notes", show_default=True)
+@click.option("--wing", default=DEFAULT_WING, show_default=True)
+@click.option("--room", default=DEFAULT_ROOM, show_default=True)
 @click.option("--kind", type=click.Choice(KIND_VOCAB), default=None)
 @click.option(
     "--vector",
@@ -56,9 +57,13 @@ def remember_command(
                 f"vault {vault!r} stores caller-supplied vectors ({space}): pass the text's embedding with "
                 "--vector '[…]' (a JSON array of that dimension)"
             )
-        results = store.remember(text, wing=wing, room=room, kind=kind, added_by="cli", vector=supplied)
+        # A person pipes whole files in: the CLI splits long text into chunk-sized drawers (operations/saving.py).
+        request = SaveRequest(
+            content=text, added_by="cli", split=True, wing=wing, room=room, kind=kind, vector=supplied
+        )
+        results = save(store, request, now=_now())
     if as_json:
-        rows = [{"outcome": r.outcome, "id": r.id, "wing": wing, "room": room} for r in results]
+        rows = [{"outcome": r.outcome, "id": r.id, "wing": r.wing, "room": r.room} for r in results]
         click.echo(json.dumps({"results": rows}))
         return 0
     for result in results:

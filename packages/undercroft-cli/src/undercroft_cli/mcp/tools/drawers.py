@@ -1,31 +1,25 @@
 """Drawer tools: save and add (one new drawer per call), update in place, delete, delete by source, get, list.
 
-Every write goes through the store's choke point with ``screening=Screen()`` and the handler-stamped
-``added_by="mcp"``; writer claims (agent, channel, session) are recorded as claims, never trusted. A save the
-admission screen diverts is reported as quarantined, with where it was headed, never as filed.
+Every write goes through an operation of ``undercroft_cli.operations`` and the store's choke point with
+``screening=Screen()`` and the handler-stamped ``added_by`` (the session's surface); writer claims (agent,
+channel, session) are recorded as claims, never trusted. A save the admission screen diverts is reported as
+quarantined, with where it was headed, never as filed.
 
-A save naming ``supersedes`` is a supersession, never a plain write: it goes through the store's
-`supersede_drawer`, which files the new drawer beside the one it replaces (that drawer's wing, room and kind)
-and records the keyed receipt link over the replaced words in the SAME transaction, so no MCP save leaves a
-supersede gap for verify to report. What that door cannot carry (another wing, room or kind, a source file, a
-content date, writer claims) is refused by name rather than dropped.
+Saving is ``operations.saving.save``, the call ``undercroft remember`` makes too: these tools state one drawer
+per call (``split=False``). A save naming ``supersedes`` is a supersession through the store's
+`supersede_drawer` (the new drawer beside the one it replaces, the keyed receipt link in the same transaction);
+what that door cannot carry is refused by name rather than dropped (``operations/saving.py``).
 """
 
 from __future__ import annotations
 
 from undercroft_core import KIND_VOCAB
-from undercroft_core.drawer import Drawer
-from undercroft_core.ids import ID_RECIPE_APPEND
-from undercroft_core.normalisation import is_blank, normalise
 from undercroft_core.vocabulary import QUARANTINE_WING
-from undercroft_store import DrawerWrite, Screen, WriteResult
-from undercroft_store.errors import DrawerNotFound, InvalidDrawer
-from undercroft_store.governance.read_audit import InternalRead, silent
-from undercroft_store.governance.rulings import list_admissions
-from undercroft_store.memory.supersession import Supersession, supersede_drawer
+from undercroft_store import WriteResult
+from undercroft_store.errors import NothingToRemember
 
 from undercroft_cli.mcp.arguments import Arguments
-from undercroft_cli.mcp.errors import InvalidArgument, McpError
+from undercroft_cli.mcp.errors import InvalidArgument
 from undercroft_cli.mcp.tools.base import (
     ToolOutput,
     ToolSession,
@@ -39,11 +33,17 @@ from undercroft_cli.mcp.tools.base import (
 )
 from undercroft_cli.operations import DRAWER_SCHEMA, WRITE_PROPERTIES, drawer_record
 from undercroft_cli.operations.drawers import UpdateRefused, delete_by_source, delete_drawer, update_drawer
+from undercroft_cli.operations.saving import (
+    DEFAULT_ROOM,
+    DEFAULT_WING,
+    SaveRefused,
+    SaveRequest,
+    SupersessionUnaccounted,
+    save,
+)
 
 __all__ = ["DEFAULT_ROOM", "DEFAULT_WING", "DRAWER_TOOLS", "SupersessionUnaccounted", "describe_write", "write_output"]
 
-DEFAULT_WING = "general"
-DEFAULT_ROOM = "notes"
 _PREVIEW_CHARS = 200
 
 _KIND = string("declared record kind (omit rather than guess)", enum=KIND_VOCAB)
@@ -52,8 +52,6 @@ _SUPERSEDES = string(
     "id of the drawer this memory replaces: the new drawer is filed in that drawer's wing, room and kind, with a "
     "keyed receipt over the replaced words (the old drawer stays)"
 )
-# Drawer fields `supersede_drawer` does not take: naming one beside ``supersedes`` is refused, never dropped.
-_NOT_CARRIED = ("source_file", "content_date", "agent", "channel", "session")
 _VECTOR = vector("the drawer's embedding, when the vault stores caller-supplied vectors (external:<name>@<dim>)")
 
 _CLAIMS = {
@@ -87,103 +85,44 @@ def _landed(outcome: str, drawer_id: str, *, wing: str, room: str) -> str:
     return f"{outcome}: {drawer_id} in {wing}/{room}"
 
 
-class SupersessionUnaccounted(McpError):
-    """A superseding drawer neither landed under its id nor waits in the admission queue (never expected)."""
-
-
-def _supersede(session: ToolSession, args: Arguments, content: str, old_id: str) -> ToolOutput:
-    """File `content` as the drawer that supersedes `old_id`, through the store's one supersession door."""
-    try:
-        with silent(session.store, InternalRead.WRITE_DECISION):  # only the outcome line goes back, no words
-            old = session.store.get(old_id)
-    except (DrawerNotFound, InvalidDrawer) as missing:
-        raise InvalidArgument(f"{args.tool}: argument 'supersedes' names no live drawer: {missing}") from None
-    for key, held in (("wing", old.wing), ("room", old.room), ("kind", old.kind)):  # where supersede_drawer files
-        asked = args.text(key)
-        if asked is not None and asked != held:
-            raise InvalidArgument(
-                f"{args.tool}: a superseding drawer is filed beside the one it replaces ({old.id} in "
-                f"{old.wing}/{old.room}, kind {old.kind}); argument '{key}' asks for "
-                f"{asked!r} (save without 'supersedes' to file it elsewhere, unlinked)"
-            )
-    carried = [key for key in _NOT_CARRIED if args.text(key) is not None]
-    if carried:
-        raise InvalidArgument(
-            f"{args.tool}: argument(s) {', '.join(carried)} cannot accompany 'supersedes': a supersession records "
-            "the new words with the replaced drawer's wing, room and kind only"
-        )
-    link = supersede_drawer(session.store, old.id, content, added_by=session.surface)
-    return _supersession_landed(session, link, wing=old.wing, room=old.room)
-
-
-def _supersession_landed(session: ToolSession, link: Supersession, *, wing: str, room: str) -> ToolOutput:
-    """The reply line for a supersession: filed under its id, or diverted into a queue slot (named)."""
-    with silent(session.store, InternalRead.WRITE_DECISION):  # an id and a slot go back, no words
-        if session.store.hydrate([link.drawer_id]):
-            return _landed_output("created", link.drawer_id, wing=wing, room=room)
-        # The screen diverted it: the link still names the id it aims at, the words wait in a queue slot.
-        queued = [
-            item.entry.drawer_id for item in list_admissions(session.store) if item.entry.intended_id == link.drawer_id
-        ]
-    if not queued:
-        raise SupersessionUnaccounted(
-            f"the superseding drawer {link.drawer_id} neither landed nor waits in the admission queue"
-        )
-    return _landed_output("quarantined", queued[0], wing=wing, room=room)
-
-
-def _new_drawer(session: ToolSession, args: Arguments, *, wing: str, room: str, source_file: str | None) -> ToolOutput:
-    content = _content(args)
-    index = session.store.allocate_append_indices(1)
-    drawer = Drawer(
-        id=session.store.drawer_ids.append(wing, room, index),
+def _saved(session: ToolSession, args: Arguments, *, wing: str | None, room: str | None) -> ToolOutput:
+    """One save through the shared operation: one drawer per call (an agent saves one memory)."""
+    content = args.required_text("content")
+    request = SaveRequest(
         content=content,
+        added_by=session.surface,
+        split=False,
         wing=wing,
         room=room,
-        chunk_index=index,
-        id_recipe=ID_RECIPE_APPEND,
-        added_by=session.surface,
-        filed_at=session.now(),
-        source_file=source_file,
-        content_date=args.text("content_date"),
         kind=args.choice("kind"),
+        vector=args.vector("vector"),
+        supersedes=None if args.text("supersedes") is None else args.required_text("supersedes"),
+        source_file=args.text("source_file"),
+        content_date=args.text("content_date"),
         agent=args.text("agent"),
         channel=args.text("channel"),
         session=args.text("session"),
     )
-    [result] = session.store.write([DrawerWrite(drawer, args.vector("vector"))], screening=Screen())
-    return write_output(result, wing=wing, room=room)
-
-
-def _superseding(args: Arguments) -> str | None:
-    """The normalised content when the call names ``supersedes`` (checked before any wing default applies)."""
-    if args.text("supersedes") is None:
-        return None
-    return _content(args)
-
-
-def _content(args: Arguments) -> str:
-    content = normalise(args.required_text("content"))
-    if is_blank(content):
+    try:
+        [landed] = save(session.store, request, now=session.now())
+    except NothingToRemember:
         raise InvalidArgument(
             f"{args.tool}: argument 'content' is empty after normalisation (whitespace and invisible characters only)"
-        )
-    return content
+        ) from None
+    except SaveRefused as refused:
+        raise InvalidArgument(f"{args.tool}: {refused}") from None
+    return _landed_output(landed.outcome, landed.id, wing=landed.wing, room=landed.room)
 
 
 def _save(session: ToolSession, args: Arguments) -> ToolOutput:
-    if (content := _superseding(args)) is not None:
-        return _supersede(session, args, content, args.required_text("supersedes"))
-    wing = args.text("wing", default=DEFAULT_WING) or DEFAULT_WING
-    room = args.text("room", default=DEFAULT_ROOM) or DEFAULT_ROOM
-    return _new_drawer(session, args, wing=wing, room=room, source_file=None)
+    args.required_text("content")  # checked before the place (as it always was)
+    # An empty wing or room is an agent's "not named" (hosts fill optional fields so): the default place.
+    return _saved(session, args, wing=args.text("wing") or None, room=args.text("room") or None)
 
 
 def _add_drawer(session: ToolSession, args: Arguments) -> ToolOutput:
-    if (content := _superseding(args)) is not None:
-        return _supersede(session, args, content, args.required_text("supersedes"))
-    wing, room = args.required_text("wing"), args.required_text("room")
-    return _new_drawer(session, args, wing=wing, room=room, source_file=args.text("source_file"))
+    args.required_text("content")
+    return _saved(session, args, wing=args.required_text("wing"), room=args.required_text("room"))
 
 
 def _update_drawer(session: ToolSession, args: Arguments) -> ToolOutput:
