@@ -16,7 +16,7 @@ from undercroft_cli._internal.i18n import message
 from undercroft_cli._internal.vector_option import parse_vector_option
 from undercroft_cli.operations import drawer_record
 from undercroft_cli.operations.drawers import UpdateRefused, delete_drawer, update_drawer
-from undercroft_cli.operations.saving import DEFAULT_ROOM, DEFAULT_WING, SaveRequest, save
+from undercroft_cli.operations.saving import DEFAULT_ROOM, DEFAULT_WING, SaveRefused, SaveRequest, save
 
 __all__ = ["drawer_group", "remember_command"]
 
@@ -26,17 +26,31 @@ _VAULT = click.option("--vault", default=DEFAULT_VAULT, show_default=True, help=
 @click.command("remember")
 @click.argument("text", required=False)
 @_VAULT
-@click.option("--wing", default=DEFAULT_WING, show_default=True)
-@click.option("--room", default=DEFAULT_ROOM, show_default=True)
+@click.option("--wing", default=None, help=f"Wing to file in (default: {DEFAULT_WING}).")
+@click.option("--room", default=None, help=f"Room to file in (default: {DEFAULT_ROOM}).")
 @click.option("--kind", type=click.Choice(KIND_VOCAB), default=None)
 @click.option(
     "--vector",
     default=None,
     help="The text's embedding as a JSON array: required by an external:<name>@<dim> vault (one drawer's worth).",
 )
+@click.option(
+    "--supersedes",
+    default=None,
+    metavar="ID",
+    help="The drawer these words replace: filed beside it (its wing, room and kind) as one drawer, with a keyed "
+    "receipt over the replaced words; the old drawer stays.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print {results: [{outcome, id, wing, room}]}.")
 def remember_command(
-    text: str | None, vault: str, wing: str, room: str, kind: str | None, vector: str | None, as_json: bool
+    text: str | None,
+    vault: str,
+    wing: str | None,
+    room: str | None,
+    kind: str | None,
+    vector: str | None,
+    supersedes: str | None,
+    as_json: bool,
 ) -> int:
     """Save TEXT verbatim (or standard input when TEXT is '-' or absent).
 
@@ -57,11 +71,22 @@ def remember_command(
                 f"vault {vault!r} stores caller-supplied vectors ({space}): pass the text's embedding with "
                 "--vector '[…]' (a JSON array of that dimension)"
             )
-        # A person pipes whole files in: the CLI splits long text into chunk-sized drawers (operations/saving.py).
+        # A person pipes whole files in: the CLI splits long text into chunk-sized drawers (operations/saving.py),
+        # except for a supersession, which replaces one drawer with one.
         request = SaveRequest(
-            content=text, added_by="cli", split=True, wing=wing, room=room, kind=kind, vector=supplied
+            content=text,
+            added_by="cli",
+            split=supersedes is None,
+            wing=wing,
+            room=room,
+            kind=kind,
+            vector=supplied,
+            supersedes=supersedes,
         )
-        results = save(store, request, now=_now())
+        try:
+            results = save(store, request, now=_now())
+        except SaveRefused as refused:
+            raise click.BadParameter(str(refused).replace("argument 'supersedes'", "--supersedes")) from None
     if as_json:
         rows = [{"outcome": r.outcome, "id": r.id, "wing": r.wing, "room": r.room} for r in results]
         click.echo(json.dumps({"results": rows}))
